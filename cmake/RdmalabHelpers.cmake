@@ -1,0 +1,43 @@
+# Small helpers so that each folder's CMakeLists.txt is one call per target.
+
+# rdmalab_add_library(NAME SOURCES ... [DEPS ...] [CATALOG HEADER FUNCTION])
+# A static library rdmalab_NAME with alias rdmalab::NAME and public headers in
+# include/ beside the sources. CATALOG registers the library's message catalog
+# (the header declaring it and the function returning it) with the bilingual
+# parity test, which checks every registered catalog.
+function(rdmalab_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;CATALOG" ${ARGN})
+  add_library(rdmalab_${name} STATIC ${ARG_SOURCES})
+  add_library(rdmalab::${name} ALIAS rdmalab_${name})
+  target_include_directories(rdmalab_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(rdmalab_${name} PUBLIC ${ARG_DEPS} PRIVATE rdmalab_warnings rdmalab_sanitizers)
+  if(ARG_CATALOG)
+    list(GET ARG_CATALOG 0 header)
+    list(GET ARG_CATALOG 1 func)
+    set_property(GLOBAL APPEND PROPERTY RDMALAB_CATALOGS "${name}|${header}|${func}")
+    set_property(GLOBAL APPEND PROPERTY RDMALAB_CATALOG_LIBS rdmalab::${name})
+  endif()
+endfunction()
+
+# rdmalab_add_tool(NAME SOURCES ... [DEPS ...])
+# A thin executable over the libraries, installed to bin/.
+function(rdmalab_add_tool name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} rdmalab_warnings rdmalab_sanitizers)
+  install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endfunction()
+
+# rdmalab_add_unit_test(NAME SOURCES ... [DEPS ...] [LABELS ...])
+# A doctest executable whose cases each appear in ctest. Tests run from the
+# source tree's tests/data so fixtures are found by relative name.
+function(rdmalab_add_unit_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} doctest::doctest rdmalab_test_main
+                                        rdmalab_warnings rdmalab_sanitizers)
+  target_compile_definitions(${name} PRIVATE
+    RDMALAB_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
+  set(labels unit ${ARG_LABELS})
+  doctest_discover_tests(${name} TEST_PREFIX "${name}: " PROPERTIES LABELS "${labels}")
+endfunction()

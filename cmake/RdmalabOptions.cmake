@@ -1,0 +1,18 @@
+# Compiler warnings and sanitizers as INTERFACE targets, linked PRIVATE by
+# every rdmalab target: the flags never leak to consumers of the libraries.
+
+add_library(rdmalab_warnings INTERFACE)
+target_compile_options(rdmalab_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
+  -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wnull-dereference
+  -Wimplicit-fallthrough -Wformat=2)
+if(RDMALAB_WERROR)
+  target_compile_options(rdmalab_warnings INTERFACE -Werror)
+endif()
+
+add_library(rdmalab_sanitizers INTERFACE)
+if(RDMALAB_SANITIZE)
+  target_compile_options(rdmalab_sanitizers INTERFACE
+    -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(rdmalab_sanitizers INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,93 @@
+// Reading and writing capture files with libpcap.
+//
+// This is the only place in rdmalab that includes <pcap.h>: the decoder and
+// the analyser take byte spans, and the tools and the simulator reach files
+// through these two classes. Both pcap and pcapng are read (libpcap detects
+// the format); timestamps are kept in nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "rdmalab/i18n/i18n.hpp"
+#include "rdmalab/wire/frame.hpp"
+
+namespace rdmalab::capture {
+
+/// A capture file could not be opened, read or written. what() is already in
+/// the user's language and names the file.
+class CaptureError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Packet {
+  std::uint64_t frame = 0;     // 1-based, as Wireshark numbers frames
+  std::int64_t time_ns = 0;    // since the epoch
+  wire::Bytes data;            // the captured bytes (valid until the next read)
+  std::size_t original_length = 0;  // length on the wire
+};
+
+class PcapReader {
+ public:
+  /// Opens a pcap or pcapng file. Throws CaptureError (missing file, not a
+  /// capture, unreadable).
+  explicit PcapReader(const std::string& path);
+  ~PcapReader();
+  PcapReader(PcapReader&&) noexcept;
+  PcapReader& operator=(PcapReader&&) noexcept;
+  PcapReader(const PcapReader&) = delete;
+  PcapReader& operator=(const PcapReader&) = delete;
+
+  /// The pcap link type number of the (first) interface.
+  [[nodiscard]] int datalink() const noexcept;
+  /// The link type as the decoder knows it, or nullopt when unsupported.
+  [[nodiscard]] std::optional<wire::LinkType> link_type() const noexcept;
+  /// Reads the next packet. Returns false at the end of the file; throws
+  /// CaptureError when the file is damaged (e.g. truncated mid-record).
+  [[nodiscard]] bool next(Packet& out);
+  /// Bytes of the file consumed so far and its total size (for progress).
+  [[nodiscard]] std::uint64_t position() const noexcept;
+  [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  struct Handle;
+  std::unique_ptr<Handle> h_;
+  std::string path_;
+  std::uint64_t size_ = 0;
+  std::uint64_t frame_ = 0;
+};
+
+class PcapWriter {
+ public:
+  /// Creates (truncates) a pcap file with nanosecond timestamps.
+  PcapWriter(const std::string& path, wire::LinkType link, std::uint32_t snaplen = 262144);
+  ~PcapWriter();
+  PcapWriter(PcapWriter&&) noexcept;
+  PcapWriter& operator=(PcapWriter&&) noexcept;
+  PcapWriter(const PcapWriter&) = delete;
+  PcapWriter& operator=(const PcapWriter&) = delete;
+
+  /// Appends a frame; bytes beyond the snap length are not stored, but the
+  /// original length is recorded.
+  void write(std::int64_t time_ns, wire::Bytes frame);
+  /// Flushes buffered records to the file.
+  void flush();
+  [[nodiscard]] std::uint32_t snaplen() const noexcept { return snaplen_; }
+
+ private:
+  struct Handle;
+  std::unique_ptr<Handle> h_;
+  std::string path_;
+  std::uint32_t snaplen_;
+};
+
+/// This module's messages, for the catalog parity test.
+[[nodiscard]] std::span<const i18n::Message> catalog() noexcept;
+
+}  // namespace rdmalab::capture

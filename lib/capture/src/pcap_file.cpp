@@ -1,0 +1,112 @@
+#include "rdmalab/capture/pcap_file.hpp"
+
+#include <pcap/pcap.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rdmalab::capture {
+namespace {
+
+using i18n::Message;
+constexpr std::array kCatalog{
+    Message{"open_failed", "cannot open capture file {0}: {1}", "无法打开抓包文件 {0}：{1}"},
+    Message{"read_failed", "capture file {0} is damaged after frame {1}: {2}",
+            "抓包文件 {0} 在第 {1} 帧之后已损坏：{2}"},
+    Message{"create_failed", "cannot create capture file {0}: {1}", "无法创建抓包文件 {0}：{1}"},
+    Message{"write_failed", "cannot write capture file {0}: {1}", "无法写入抓包文件 {0}：{1}"},
+};
+consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+
+}  // namespace
+
+std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+
+struct PcapReader::Handle {
+  pcap_t* p = nullptr;
+  ~Handle() {
+    if (p != nullptr) pcap_close(p);
+  }
+};
+
+PcapReader::PcapReader(const std::string& path) : h_(std::make_unique<Handle>()), path_(path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw CaptureError(i18n::tr(M("open_failed"), path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode))
+    throw CaptureError(i18n::tr(M("open_failed"), path, std::strerror(EISDIR)));
+  size_ = static_cast<std::uint64_t>(st.st_size);
+  char err[PCAP_ERRBUF_SIZE] = {};
+  h_->p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  if (h_->p == nullptr) throw CaptureError(i18n::tr(M("open_failed"), path, err));
+}
+
+PcapReader::~PcapReader() = default;
+PcapReader::PcapReader(PcapReader&&) noexcept = default;
+PcapReader& PcapReader::operator=(PcapReader&&) noexcept = default;
+
+int PcapReader::datalink() const noexcept { return pcap_datalink(h_->p); }
+
+std::optional<wire::LinkType> PcapReader::link_type() const noexcept {
+  return wire::link_type_from_pcap(datalink());
+}
+
+bool PcapReader::next(Packet& out) {
+  pcap_pkthdr* hdr = nullptr;
+  const u_char* data = nullptr;
+  const int rc = pcap_next_ex(h_->p, &hdr, &data);
+  if (rc == PCAP_ERROR_BREAK) return false;  // end of file
+  if (rc != 1) throw CaptureError(i18n::tr(M("read_failed"), path_, frame_, pcap_geterr(h_->p)));
+  out.frame = ++frame_;
+  // With nanosecond precision requested, tv_usec holds nanoseconds.
+  out.time_ns = static_cast<std::int64_t>(hdr->ts.tv_sec) * 1'000'000'000 + hdr->ts.tv_usec;
+  out.data = wire::Bytes(data, hdr->caplen);
+  out.original_length = hdr->len;
+  return true;
+}
+
+std::uint64_t PcapReader::position() const noexcept {
+  FILE* f = pcap_file(h_->p);
+  if (f == nullptr) return 0;
+  const long pos = std::ftell(f);
+  return pos < 0 ? 0 : static_cast<std::uint64_t>(pos);
+}
+
+struct PcapWriter::Handle {
+  pcap_t* p = nullptr;
+  pcap_dumper_t* d = nullptr;
+  ~Handle() {
+    if (d != nullptr) pcap_dump_close(d);
+    if (p != nullptr) pcap_close(p);
+  }
+};
+
+PcapWriter::PcapWriter(const std::string& path, wire::LinkType link, std::uint32_t snaplen)
+    : h_(std::make_unique<Handle>()), path_(path), snaplen_(snaplen) {
+  h_->p = pcap_open_dead_with_tstamp_precision(static_cast<int>(link), static_cast<int>(snaplen),
+                                               PCAP_TSTAMP_PRECISION_NANO);
+  if (h_->p == nullptr) throw CaptureError(i18n::tr(M("create_failed"), path, "pcap_open_dead"));
+  h_->d = pcap_dump_open(h_->p, path.c_str());
+  if (h_->d == nullptr) throw CaptureError(i18n::tr(M("create_failed"), path, pcap_geterr(h_->p)));
+}
+
+PcapWriter::~PcapWriter() = default;
+PcapWriter::PcapWriter(PcapWriter&&) noexcept = default;
+PcapWriter& PcapWriter::operator=(PcapWriter&&) noexcept = default;
+
+void PcapWriter::write(std::int64_t time_ns, wire::Bytes frame) {
+  pcap_pkthdr hdr{};
+  hdr.ts.tv_sec = static_cast<time_t>(time_ns / 1'000'000'000);
+  hdr.ts.tv_usec = static_cast<suseconds_t>(time_ns % 1'000'000'000);
+  hdr.len = static_cast<bpf_u_int32>(frame.size());
+  hdr.caplen = static_cast<bpf_u_int32>(std::min<std::size_t>(frame.size(), snaplen_));
+  pcap_dump(reinterpret_cast<u_char*>(h_->d), &hdr, frame.data());
+}
+
+void PcapWriter::flush() {
+  if (pcap_dump_flush(h_->d) != 0)
+    throw CaptureError(i18n::tr(M("write_failed"), path_, std::strerror(errno)));
+}
+
+}  // namespace rdmalab::capture

@@ -1,0 +1,161 @@
+// RoCE framing: how IB transport packets travel on Ethernet.
+//
+// RoCEv2 (IBTA annex A17): Ethernet [802.1Q] / IPv4 or IPv6 / UDP with
+// destination port 4791 / BTH ... / ICRC. The UDP source port is flow entropy
+// chosen by the sender (any value): it is never used to recognise RoCE.
+// RoCEv1 (annex A16): Ethernet [802.1Q] with ethertype 0x8915 / GRH / BTH ...
+//
+// decode_frame() takes captured bytes and a link type and never reads past
+// them; encode_frame() builds a complete frame with lengths, the IPv4 header
+// checksum and the ICRC filled in.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "rdmalab/wire/bytes.hpp"
+#include "rdmalab/wire/headers.hpp"
+
+namespace rdmalab::wire {
+
+using MacAddress = std::array<std::uint8_t, 6>;
+
+/// An IPv4 or IPv6 address. IPv4 is stored IPv4-mapped (::ffff:a.b.c.d),
+/// which is also how RoCEv2 writes an IPv4 address into a GID.
+struct IpAddress {
+  std::array<std::uint8_t, 16> bytes{};
+  bool v4 = true;
+
+  [[nodiscard]] static IpAddress from_v4(std::array<std::uint8_t, 4> a) noexcept;
+  [[nodiscard]] static IpAddress from_v6(std::array<std::uint8_t, 16> a) noexcept;
+  /// Parses dotted IPv4 or textual IPv6; nullopt when neither.
+  [[nodiscard]] static std::optional<IpAddress> parse(std::string_view text);
+  [[nodiscard]] std::array<std::uint8_t, 4> v4_bytes() const noexcept;
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const IpAddress&, const IpAddress&) = default;
+  friend auto operator<=>(const IpAddress&, const IpAddress&) = default;
+};
+
+[[nodiscard]] std::string mac_to_string(const MacAddress& m);
+
+/// Link types rdmalab reads. Values are the pcap LINKTYPE_ numbers.
+enum class LinkType : std::uint16_t {
+  Ethernet = 1,
+  RawIp = 101,
+  LinuxSll = 113,
+  Ipv4 = 228,
+  Ipv6 = 229,
+  LinuxSll2 = 276,
+};
+
+/// The link type for a pcap LINKTYPE_ or DLT_ value, or nullopt.
+[[nodiscard]] std::optional<LinkType> link_type_from_pcap(int value) noexcept;
+
+struct EthernetHeader {
+  MacAddress dst{};
+  MacAddress src{};
+  /// 802.1Q / 802.1ad tags, outermost first (TCI: PCP 3 bits, DEI 1, VID 12).
+  std::array<std::uint16_t, 2> vlan_tci{};
+  std::uint8_t vlan_count = 0;
+  std::uint16_t ethertype = 0;  // after the tags
+};
+
+struct Ipv4Header {
+  std::uint8_t ihl = 5;  // in 32-bit words
+  std::uint8_t tos = 0;  // DSCP (7:2) and ECN (1:0)
+  std::uint16_t total_length = 0;
+  std::uint16_t id = 0;
+  std::uint16_t flags_fragment = 0x4000;  // DF
+  std::uint8_t ttl = 64;
+  std::uint8_t protocol = 17;
+  std::uint16_t checksum = 0;
+  std::array<std::uint8_t, 4> src{};
+  std::array<std::uint8_t, 4> dst{};
+};
+
+struct Ipv6Header {
+  std::uint8_t traffic_class = 0;
+  std::uint32_t flow_label = 0;
+  std::uint16_t payload_length = 0;
+  std::uint8_t next_header = 17;
+  std::uint8_t hop_limit = 64;
+  std::array<std::uint8_t, 16> src{};
+  std::array<std::uint8_t, 16> dst{};
+};
+
+struct UdpHeader {
+  std::uint16_t src_port = 0;
+  std::uint16_t dst_port = kRoceV2Port;
+  std::uint16_t length = 0;
+  std::uint16_t checksum = 0;
+};
+
+enum class RoceVersion : std::uint8_t { None, V1, V2 };
+
+/// A decoded frame. Layers absent from the packet are empty optionals.
+struct Frame {
+  LinkType link = LinkType::Ethernet;
+  std::optional<EthernetHeader> eth;
+  std::optional<Ipv4Header> ipv4;
+  std::optional<Ipv6Header> ipv6;
+  std::optional<UdpHeader> udp;
+  std::optional<Grh> grh;  // RoCEv1
+  RoceVersion roce = RoceVersion::None;
+  std::optional<IbPacket> ib;
+  /// Byte offsets in the frame (valid when the layer is present).
+  std::size_t ip_offset = 0;
+  std::size_t bth_offset = 0;
+  /// Where the transport packet ends on the wire (one past its ICRC).
+  std::size_t ib_end = 0;
+  /// Why decoding stopped early (the layers before it are filled in).
+  std::optional<DecodeError> error;
+
+  [[nodiscard]] bool is_roce() const noexcept { return roce != RoceVersion::None; }
+  /// Source and destination network addresses (IP, or the GIDs of RoCEv1).
+  [[nodiscard]] std::optional<IpAddress> src_address() const noexcept;
+  [[nodiscard]] std::optional<IpAddress> dst_address() const noexcept;
+};
+
+/// Decodes one captured frame.
+///
+/// `captured` holds the bytes the capture kept; `original_length` is the
+/// frame's length on the wire (pcap "len"), at least captured.size(). When the
+/// capture was cut by its snap length, decoding goes as far as the bytes go
+/// and reports ErrorKind::SnapTruncated rather than a malformed packet.
+/// A frame that is not RoCE (ARP, TCP, UDP to another port, an IP fragment)
+/// decodes with roce == None and no error.
+[[nodiscard]] Frame decode_frame(Bytes captured, LinkType link,
+                                 std::size_t original_length = 0) noexcept;
+
+/// Everything needed to put an IB transport packet on an Ethernet wire.
+struct FrameSpec {
+  RoceVersion version = RoceVersion::V2;
+  MacAddress src_mac{};
+  MacAddress dst_mac{};
+  std::optional<std::uint16_t> vlan_tci;
+  IpAddress src_ip;  // RoCEv1: the source GID
+  IpAddress dst_ip;  // RoCEv1: the destination GID
+  std::uint8_t traffic_class = 0;  // IPv4 TOS / IPv6 traffic class / GRH TClass
+  std::uint8_t hop_limit = 64;     // TTL / hop limit
+  std::uint16_t ip_id = 0;
+  std::uint32_t flow_label = 0;
+  std::uint16_t udp_src_port = 0xC000;
+  IbPacket packet;  // BTH, extension headers and payload
+};
+
+/// Bytes encode_frame() writes for `spec`, or 0 when the opcode is unknown.
+[[nodiscard]] std::size_t frame_size(const FrameSpec& spec) noexcept;
+
+/// Writes the complete frame into `out` (lengths, IPv4 checksum, BTH pad count
+/// and ICRC computed; the UDP checksum is 0, as rxe and most NICs send it).
+/// Returns the number of bytes written, or 0 when `out` is too small or the
+/// opcode is unknown.
+std::size_t encode_frame(const FrameSpec& spec, std::span<std::uint8_t> out) noexcept;
+
+/// The RFC 1071 checksum of an IPv4 header (with its checksum field as given).
+[[nodiscard]] std::uint16_t ipv4_checksum(Bytes header) noexcept;
+
+}  // namespace rdmalab::wire

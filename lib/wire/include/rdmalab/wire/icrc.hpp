@@ -1,0 +1,47 @@
+// The Invariant CRC that ends every RoCE packet (IBTA vol. 1, 7.8.1; RoCEv2
+// annex A17.3.3).
+//
+// It is the Ethernet CRC-32 over the packet with every field a router may
+// change replaced by ones: an 8-byte stand-in for the LRH, then
+//   RoCEv2/IPv4: the IPv4 header with TOS, TTL and header checksum masked,
+//   RoCEv2/IPv6: the IPv6 header with traffic class, flow label, hop limit masked,
+//   RoCEv1:      the GRH with traffic class, flow label, hop limit masked,
+// the UDP header with its checksum masked (RoCEv2), the BTH with byte 4
+// (FECN/BECN/reserved) masked, then everything up to the ICRC. On the wire
+// the 32-bit result is stored least significant byte first.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "rdmalab/wire/frame.hpp"
+
+namespace rdmalab::wire {
+
+/// CRC-32 (IEEE 802.3, as zlib computes it) continuing from `crc`.
+[[nodiscard]] std::uint32_t crc32(std::uint32_t crc, Bytes data) noexcept;
+
+/// The ICRC of the RoCE packet in `frame`: `net_offset` is where the IP
+/// header (RoCEv2) or GRH (RoCEv1) starts, `bth_offset` where the BTH starts
+/// and `icrc_offset` where the ICRC field starts. nullopt when the offsets do
+/// not fit the bytes or the headers before the BTH exceed 256 bytes.
+[[nodiscard]] std::optional<std::uint32_t> icrc_of(Bytes frame, RoceVersion version,
+                                                   std::size_t net_offset, std::size_t bth_offset,
+                                                   std::size_t icrc_offset) noexcept;
+
+/// Computes the ICRC of a decoded RoCE frame from its captured bytes.
+/// nullopt when the frame is not RoCE or its transport part was not fully
+/// captured (snap length).
+[[nodiscard]] std::optional<std::uint32_t> compute_icrc(const Frame& frame,
+                                                        Bytes captured) noexcept;
+
+struct IcrcCheck {
+  std::uint32_t expected = 0;  // what we compute
+  std::uint32_t actual = 0;    // what the packet carries
+  [[nodiscard]] bool ok() const noexcept { return expected == actual; }
+};
+
+/// Computes and compares the ICRC; nullopt when it cannot be checked.
+[[nodiscard]] std::optional<IcrcCheck> check_icrc(const Frame& frame, Bytes captured) noexcept;
+
+}  // namespace rdmalab::wire

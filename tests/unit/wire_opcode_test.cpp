@@ -1,0 +1,124 @@
+// The opcode table against IBTA vol. 1 table 38, written out independently here.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rdmalab/wire/headers.hpp"
+#include "rdmalab/wire/opcode.hpp"
+
+using namespace rdmalab::wire;
+
+namespace {
+struct Expect {
+  std::vector<std::string> exts;
+  bool payload;
+  Position pos;
+};
+
+// value -> extension headers after the BTH, payload?, position.
+const std::map<int, Expect> kIbta = {
+    {0x00, {{}, true, Position::First}},
+    {0x01, {{}, true, Position::Middle}},
+    {0x02, {{}, true, Position::Last}},
+    {0x03, {{"ImmDt"}, true, Position::Last}},
+    {0x04, {{}, true, Position::Only}},
+    {0x05, {{"ImmDt"}, true, Position::Only}},
+    {0x06, {{"RETH"}, true, Position::First}},
+    {0x07, {{}, true, Position::Middle}},
+    {0x08, {{}, true, Position::Last}},
+    {0x09, {{"ImmDt"}, true, Position::Last}},
+    {0x0A, {{"RETH"}, true, Position::Only}},
+    {0x0B, {{"RETH", "ImmDt"}, true, Position::Only}},
+    {0x0C, {{"RETH"}, false, Position::Only}},
+    {0x0D, {{"AETH"}, true, Position::First}},
+    {0x0E, {{}, true, Position::Middle}},
+    {0x0F, {{"AETH"}, true, Position::Last}},
+    {0x10, {{"AETH"}, true, Position::Only}},
+    {0x11, {{"AETH"}, false, Position::Only}},
+    {0x12, {{"AETH", "AtomicAckETH"}, false, Position::Only}},
+    {0x13, {{"AtomicETH"}, false, Position::Only}},
+    {0x14, {{"AtomicETH"}, false, Position::Only}},
+    {0x16, {{"IETH"}, true, Position::Last}},
+    {0x17, {{"IETH"}, true, Position::Only}},
+    {0x64, {{"DETH"}, true, Position::Only}},
+    {0x65, {{"DETH", "ImmDt"}, true, Position::Only}},
+    {0x81, {{"CNP reserved"}, false, Position::Only}},
+};
+const std::map<std::string, std::size_t> kSizes = {
+    {"RETH", 16}, {"AETH", 4},  {"AtomicETH", 28}, {"AtomicAckETH", 8},
+    {"ImmDt", 4}, {"IETH", 4}, {"DETH", 8},       {"CNP reserved", 16}};
+}  // namespace
+
+TEST_CASE("every RC, UD and CNP opcode has the IBTA header sequence, sizes and payload flag") {
+  for (const auto& [value, e] : kIbta) {
+    CAPTURE(value);
+    const OpcodeInfo* info = find_opcode(static_cast<std::uint8_t>(value));
+    REQUIRE(info != nullptr);
+    std::vector<std::string> got;
+    std::size_t bytes = 0;
+    for (Ext x : info->exts()) {
+      got.emplace_back(ext_name(x));
+      bytes += ext_size(x);
+      CHECK(ext_size(x) == kSizes.at(std::string(ext_name(x))));
+    }
+    CHECK(got == e.exts);
+    CHECK(info->ext_bytes() == bytes);
+    CHECK(info->has_payload == e.payload);
+    CHECK(info->position == e.pos);
+  }
+}
+
+TEST_CASE("UC opcodes mirror RC SEND and WRITE, and UC has no READ, ACK or atomics") {
+  for (int op = 0; op < 0x20; ++op) {
+    CAPTURE(op);
+    const OpcodeInfo* uc = find_opcode(static_cast<std::uint8_t>(0x20 | op));
+    if (op < 0x0C) {
+      const OpcodeInfo* rc = find_opcode(static_cast<std::uint8_t>(op));
+      REQUIRE(uc != nullptr);
+      CHECK(uc->transport == Transport::UC);
+      CHECK(uc->name == rc->name);
+      CHECK(uc->ext_bytes() == rc->ext_bytes());
+      CHECK(uc->position == rc->position);
+    } else {
+      CHECK(uc == nullptr);
+    }
+  }
+}
+
+TEST_CASE("reserved, RD and XRC opcodes are not in the table") {
+  for (int v : {0x15, 0x18, 0x1F, 0x40, 0x4C, 0x60, 0x66, 0x80, 0xA0, 0xFF})
+    CHECK(find_opcode(static_cast<std::uint8_t>(v)) == nullptr);
+}
+
+TEST_CASE("the table is sorted and complete: 23 RC + 12 UC + 2 UD + CNP") {
+  const auto t = opcode_table();
+  CHECK(t.size() == 38);
+  for (const auto& row : t) CHECK(find_opcode(row.value) == &row);
+}
+
+TEST_CASE("names follow Wireshark's opcode strings") {
+  CHECK(find_opcode(0x06)->name == "RDMA WRITE First");
+  CHECK(find_opcode(0x10)->name == "RDMA READ response Only");
+  CHECK(find_opcode(0x12)->name == "ATOMIC Acknowledge");
+  CHECK(find_opcode(0x64)->name == "SEND only");
+}
+
+TEST_CASE("encoders find opcodes by operation") {
+  CHECK(find_opcode(Transport::RC, Operation::Write, Position::Only, true)->value == 0x0B);
+  CHECK(find_opcode(Transport::RC, Operation::Send, Position::Last, false, true)->value == 0x16);
+  CHECK(find_opcode(Transport::UC, Operation::Write, Position::First)->value == 0x26);
+  CHECK(find_opcode(Transport::UC, Operation::ReadRequest, Position::Only) == nullptr);
+  CHECK(find_opcode(Transport::UD, Operation::Send, Position::Only, true)->value == 0x65);
+}
+
+TEST_CASE("transport from the opcode's top bits") {
+  CHECK(transport_of(0x04) == Transport::RC);
+  CHECK(transport_of(0x2A) == Transport::UC);
+  CHECK(transport_of(0x44) == Transport::RD);
+  CHECK(transport_of(0x64) == Transport::UD);
+  CHECK(transport_of(0x81) == Transport::CNP);
+  CHECK(transport_of(0xA4) == Transport::XRC);
+  CHECK(transport_name(Transport::UD) == "UD");
+}
