@@ -1,6 +1,6 @@
 # Small helpers so that each folder's CMakeLists.txt is one call per target.
 
-# rdmalab_add_library(NAME SOURCES ... [DEPS ...] [CATALOG HEADER FUNCTION])
+# rdmalab_add_library(NAME SOURCES ... [DEPS ...] [CATALOG HEADER FUNCTION [HEADER FUNCTION ...]])
 # A static library rdmalab_NAME with alias rdmalab::NAME and public headers in
 # include/ beside the sources. CATALOG registers the library's message catalog
 # (the header declaring it and the function returning it) with the bilingual
@@ -11,10 +11,16 @@ function(rdmalab_add_library name)
   add_library(rdmalab::${name} ALIAS rdmalab_${name})
   target_include_directories(rdmalab_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_link_libraries(rdmalab_${name} PUBLIC ${ARG_DEPS} PRIVATE rdmalab_warnings rdmalab_sanitizers)
-  if(ARG_CATALOG)
-    list(GET ARG_CATALOG 0 header)
-    list(GET ARG_CATALOG 1 func)
-    set_property(GLOBAL APPEND PROPERTY RDMALAB_CATALOGS "${name}|${header}|${func}")
+  # CATALOG takes one or more (header, function) pairs.
+  list(LENGTH ARG_CATALOG n)
+  if(n GREATER 0)
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE 0 ${last} 2)
+      math(EXPR j "${i} + 1")
+      list(GET ARG_CATALOG ${i} header)
+      list(GET ARG_CATALOG ${j} func)
+      set_property(GLOBAL APPEND PROPERTY RDMALAB_CATALOGS "${name}|${header}|${func}")
+    endforeach()
     set_property(GLOBAL APPEND PROPERTY RDMALAB_CATALOG_LIBS rdmalab::${name})
   endif()
 endfunction()

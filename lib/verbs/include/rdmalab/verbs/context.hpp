@@ -1,0 +1,79 @@
+// An opened RDMA device (ibv_open_device): its ports, its GID table, and the
+// factory for PDs and CQs.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdmalab/verbs/completion_queue.hpp"
+#include "rdmalab/verbs/protection_domain.hpp"
+
+namespace rdmalab::verbs {
+
+enum class BackendKind { Verbs, Sim };
+
+struct PortInfo {
+  ibv_port_state state = IBV_PORT_NOP;
+  ibv_mtu max_mtu = IBV_MTU_1024;
+  ibv_mtu active_mtu = IBV_MTU_1024;
+  std::uint8_t link_layer = IBV_LINK_LAYER_ETHERNET;
+  std::uint16_t lid = 0;
+  int gid_table_len = 0;
+};
+
+enum class GidType { IB, RoceV1, RoceV2 };
+
+struct GidEntry {
+  int index = 0;
+  ibv_gid gid{};
+  GidType type = GidType::RoceV2;
+  std::string netdev;  // the Ethernet interface behind a RoCE GID, if known
+
+  /// ::ffff:a.b.c.d — the RoCEv2 GID of an IPv4 address.
+  [[nodiscard]] bool is_ipv4_mapped() const noexcept;
+  /// "::ffff:10.99.0.1", "fe80::...".
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// "IB", "RoCE v1", "RoCE v2".
+[[nodiscard]] std::string_view gid_type_name(GidType t) noexcept;
+
+/// The GID index to use: `requested` when given (and present in the table),
+/// else the RoCEv2 entry of an IPv4 address, else any RoCEv2, else RoCEv1,
+/// else the first entry. nullopt when the table is empty or `requested` is
+/// not in it.
+[[nodiscard]] std::optional<int> choose_gid(const std::vector<GidEntry>& table,
+                                            std::optional<int> requested);
+
+struct DeviceInfo {
+  std::string name;       // "rxe0", "mlx5_0", "sim0"
+  std::string node_guid;  // "0200:00ff:fe00:0001"
+  std::string transport;  // "InfiniBand", "iWARP", "simulated RoCEv2"
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  [[nodiscard]] virtual const DeviceInfo& info() const noexcept = 0;
+  [[nodiscard]] virtual BackendKind kind() const noexcept = 0;
+  /// ibv_query_port. Throws VerbsError.
+  [[nodiscard]] virtual PortInfo query_port(std::uint8_t port = 1) const = 0;
+  /// The valid GID table entries with their types. Throws VerbsError.
+  [[nodiscard]] virtual std::vector<GidEntry> gid_table(std::uint8_t port = 1) const = 0;
+  /// ibv_alloc_pd. Throws VerbsError.
+  [[nodiscard]] virtual std::unique_ptr<ProtectionDomain> alloc_pd() = 0;
+  /// ibv_create_cq. Throws VerbsError.
+  [[nodiscard]] virtual std::unique_ptr<CompletionQueue> create_cq(int cqe) = 0;
+
+ protected:
+  Context() = default;
+};
+
+}  // namespace rdmalab::verbs

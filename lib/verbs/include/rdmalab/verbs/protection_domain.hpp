@@ -1,0 +1,30 @@
+// A protection domain (ibv_alloc_pd / ibv_dealloc_pd): the scope in which
+// memory regions and queue pairs may be used together. An rkey registered in
+// one PD is rejected by a QP of another.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "rdmalab/verbs/memory_region.hpp"
+#include "rdmalab/verbs/queue_pair.hpp"
+
+namespace rdmalab::verbs {
+
+class ProtectionDomain {
+ public:
+  virtual ~ProtectionDomain() = default;
+  ProtectionDomain(const ProtectionDomain&) = delete;
+  ProtectionDomain& operator=(const ProtectionDomain&) = delete;
+
+  /// ibv_reg_mr. Throws VerbsError (ENOMEM: the memlock limit, with a hint).
+  [[nodiscard]] virtual std::unique_ptr<MemoryRegion> reg_mr(void* addr, std::size_t length,
+                                                             int access) = 0;
+  /// ibv_create_qp. Throws VerbsError.
+  [[nodiscard]] virtual std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& attrs) = 0;
+
+ protected:
+  ProtectionDomain() = default;
+};
+
+}  // namespace rdmalab::verbs

@@ -1,0 +1,256 @@
+// The real-verbs backend: each class owns one libibverbs object and releases
+// it in its destructor. Destructors never throw; a failing destroy verb (EBUSY
+// when a child is still alive) is reported through the log sink.
+#include <endian.h>
+#include <net/if.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "rdmalab/verbs/backend.hpp"
+#include "rdmalab/verbs/error.hpp"
+#include "rdmalab/verbs/log.hpp"
+
+namespace rdmalab::verbs {
+namespace {
+
+class IbvMr final : public MemoryRegion {
+ public:
+  explicit IbvMr(ibv_mr* mr, int access) : mr_(mr), access_(access) {}
+  ~IbvMr() override {
+    if (const int rc = ibv_dereg_mr(mr_); rc != 0) report_destroy_failure("ibv_dereg_mr", rc);
+  }
+  void* addr() const noexcept override { return mr_->addr; }
+  std::size_t length() const noexcept override { return mr_->length; }
+  std::uint32_t lkey() const noexcept override { return mr_->lkey; }
+  std::uint32_t rkey() const noexcept override { return mr_->rkey; }
+  int access() const noexcept override { return access_; }
+
+ private:
+  ibv_mr* mr_;
+  int access_;
+};
+
+class IbvCq final : public CompletionQueue {
+ public:
+  IbvCq(ibv_cq* cq) : cq_(cq) {}
+  ~IbvCq() override {
+    if (const int rc = ibv_destroy_cq(cq_); rc != 0) report_destroy_failure("ibv_destroy_cq", rc);
+  }
+  int poll(std::span<ibv_wc> out) noexcept override {
+    return ibv_poll_cq(cq_, static_cast<int>(out.size()), out.data());
+  }
+  bool progress() override { return true; }  // the NIC progresses on its own
+  int size() const noexcept override { return cq_->cqe; }
+  ibv_cq* get() const noexcept { return cq_; }
+
+ private:
+  ibv_cq* cq_;
+};
+
+class IbvQp final : public QueuePair {
+ public:
+  IbvQp(ibv_qp* qp, std::string device) : qp_(qp), device_(std::move(device)) {}
+  ~IbvQp() override {
+    if (const int rc = ibv_destroy_qp(qp_); rc != 0) report_destroy_failure("ibv_destroy_qp", rc);
+  }
+  std::uint32_t qpn() const noexcept override { return qp_->qp_num; }
+  ibv_qp_type type() const noexcept override { return qp_->qp_type; }
+  ibv_qp_state state() const override {
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    const int rc = ibv_query_qp(qp_, &attr, IBV_QP_STATE, &init);
+    check_rc(rc, "ibv_query_qp", ErrorContext{device_, 0, qpn(), {}});
+    return attr.qp_state;
+  }
+  int modify(ibv_qp_attr& attr, int mask) noexcept override {
+    return ibv_modify_qp(qp_, &attr, mask);
+  }
+  int post_send(ibv_send_wr* wr, ibv_send_wr** bad) noexcept override {
+    return ibv_post_send(qp_, wr, bad);
+  }
+  int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept override {
+    return ibv_post_recv(qp_, wr, bad);
+  }
+  std::string device_name() const override { return device_; }
+
+ private:
+  ibv_qp* qp_;
+  std::string device_;
+};
+
+class IbvPd final : public ProtectionDomain {
+ public:
+  IbvPd(ibv_pd* pd, std::string device) : pd_(pd), device_(std::move(device)) {}
+  ~IbvPd() override {
+    if (const int rc = ibv_dealloc_pd(pd_); rc != 0) report_destroy_failure("ibv_dealloc_pd", rc);
+  }
+  std::unique_ptr<MemoryRegion> reg_mr(void* addr, std::size_t length, int access) override {
+    errno = 0;
+    ibv_mr* mr = check_ptr(ibv_reg_mr(pd_, addr, length, static_cast<unsigned>(access)), "ibv_reg_mr",
+                           ErrorContext{device_, 0, 0, fmt::format("{} bytes", length)});
+    return std::make_unique<IbvMr>(mr, access);
+  }
+  std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& a) override {
+    if (a.send_cq == nullptr || a.recv_cq == nullptr)
+      throw UsageError("create_qp: send_cq and recv_cq are required");
+    auto* scq = dynamic_cast<IbvCq*>(a.send_cq);
+    auto* rcq = dynamic_cast<IbvCq*>(a.recv_cq);
+    if (scq == nullptr || rcq == nullptr)
+      throw UsageError("create_qp: the CQs belong to another backend");
+    ibv_qp_init_attr init{};
+    init.qp_type = a.type;
+    init.send_cq = scq->get();
+    init.recv_cq = rcq->get();
+    init.cap.max_send_wr = a.max_send_wr;
+    init.cap.max_recv_wr = a.max_recv_wr;
+    init.cap.max_send_sge = a.max_send_sge;
+    init.cap.max_recv_sge = a.max_recv_sge;
+    init.cap.max_inline_data = a.max_inline_data;
+    init.sq_sig_all = a.sq_sig_all ? 1 : 0;
+    errno = 0;
+    ibv_qp* qp = check_ptr(ibv_create_qp(pd_, &init), "ibv_create_qp", ErrorContext{device_, 0, 0, {}});
+    return std::make_unique<IbvQp>(qp, device_);
+  }
+
+ private:
+  ibv_pd* pd_;
+  std::string device_;
+};
+
+std::string guid_text(__be64 guid_be) {
+  const std::uint64_t g = be64toh(guid_be);
+  return fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", (g >> 48) & 0xFFFF, (g >> 32) & 0xFFFF,
+                     (g >> 16) & 0xFFFF, g & 0xFFFF);
+}
+
+class IbvContext final : public Context {
+ public:
+  IbvContext(ibv_context* ctx, DeviceInfo info) : ctx_(ctx), info_(std::move(info)) {}
+  ~IbvContext() override {
+    if (const int rc = ibv_close_device(ctx_); rc != 0) report_destroy_failure("ibv_close_device", rc);
+  }
+  const DeviceInfo& info() const noexcept override { return info_; }
+  BackendKind kind() const noexcept override { return BackendKind::Verbs; }
+
+  PortInfo query_port(std::uint8_t port) const override {
+    ibv_port_attr a{};
+    check_rc(ibv_query_port(ctx_, port, &a), "ibv_query_port", ErrorContext{info_.name, port, 0, {}});
+    PortInfo p;
+    p.state = a.state;
+    p.max_mtu = a.max_mtu;
+    p.active_mtu = a.active_mtu;
+    p.link_layer = a.link_layer;
+    p.lid = a.lid;
+    p.gid_table_len = a.gid_tbl_len;
+    return p;
+  }
+
+  std::vector<GidEntry> gid_table(std::uint8_t port) const override {
+    const PortInfo p = query_port(port);
+    std::vector<ibv_gid_entry> entries(static_cast<std::size_t>(std::max(p.gid_table_len, 1)) * 4);
+    const ssize_t n = ibv_query_gid_table(ctx_, entries.data(), entries.size(), 0);
+    if (n < 0) check_rc(static_cast<int>(-n), "ibv_query_gid_table", ErrorContext{info_.name, port, 0, {}});
+    std::vector<GidEntry> out;
+    for (ssize_t i = 0; i < n; ++i) {
+      const auto& e = entries[static_cast<std::size_t>(i)];
+      if (e.port_num != port) continue;
+      GidEntry g;
+      g.index = static_cast<int>(e.gid_index);
+      g.gid = e.gid;
+      g.type = e.gid_type == IBV_GID_TYPE_ROCE_V2   ? GidType::RoceV2
+               : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? GidType::RoceV1
+                                                    : GidType::IB;
+      char name[IF_NAMESIZE] = {};
+      if (e.ndev_ifindex != 0 && if_indextoname(e.ndev_ifindex, name) != nullptr) g.netdev = name;
+      out.push_back(std::move(g));
+    }
+    return out;
+  }
+
+  std::unique_ptr<ProtectionDomain> alloc_pd() override {
+    errno = 0;
+    ibv_pd* pd = check_ptr(ibv_alloc_pd(ctx_), "ibv_alloc_pd", ErrorContext{info_.name, 0, 0, {}});
+    return std::make_unique<IbvPd>(pd, info_.name);
+  }
+
+  std::unique_ptr<CompletionQueue> create_cq(int cqe) override {
+    errno = 0;
+    ibv_cq* cq = check_ptr(ibv_create_cq(ctx_, cqe, nullptr, nullptr, 0), "ibv_create_cq",
+                           ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
+    return std::make_unique<IbvCq>(cq);
+  }
+
+ private:
+  ibv_context* ctx_;
+  DeviceInfo info_;
+};
+
+// ibv_get_device_list owns an array that must be freed: hold it in RAII.
+struct DeviceList {
+  int n = 0;
+  ibv_device** list = nullptr;
+  DeviceList() {
+    errno = 0;
+    list = ibv_get_device_list(&n);
+  }
+  ~DeviceList() {
+    if (list != nullptr) ibv_free_device_list(list);
+  }
+  DeviceList(const DeviceList&) = delete;
+  DeviceList& operator=(const DeviceList&) = delete;
+  [[nodiscard]] std::span<ibv_device*> devices() const {
+    return list == nullptr ? std::span<ibv_device*>() : std::span<ibv_device*>(list, static_cast<std::size_t>(n));
+  }
+};
+
+DeviceInfo info_of(ibv_device* d) {
+  DeviceInfo i;
+  i.name = ibv_get_device_name(d);
+  i.node_guid = guid_text(ibv_get_device_guid(d));
+  switch (d->transport_type) {
+    case IBV_TRANSPORT_IB: i.transport = "InfiniBand"; break;
+    case IBV_TRANSPORT_IWARP: i.transport = "iWARP"; break;
+    default: i.transport = "other"; break;
+  }
+  return i;
+}
+
+class IbvBackend final : public Backend {
+ public:
+  BackendKind kind() const noexcept override { return BackendKind::Verbs; }
+  std::vector<DeviceInfo> devices() const override {
+    DeviceList l;
+    std::vector<DeviceInfo> out;
+    for (ibv_device* d : l.devices()) out.push_back(info_of(d));
+    return out;
+  }
+  std::unique_ptr<Context> open(const std::string& name) override {
+    DeviceList l;
+    if (l.list == nullptr || l.n == 0)
+      throw VerbsError("ibv_get_device_list", l.list == nullptr && errno != 0 ? errno : ENODEV, {},
+                       hint_for("ibv_get_device_list", ENODEV));
+    for (ibv_device* d : l.devices()) {
+      if (!name.empty() && name != ibv_get_device_name(d)) continue;
+      errno = 0;
+      ibv_context* ctx = check_ptr(ibv_open_device(d), "ibv_open_device",
+                                   ErrorContext{ibv_get_device_name(d), 0, 0, {}});
+      return std::make_unique<IbvContext>(ctx, info_of(d));
+    }
+    throw VerbsError("ibv_open_device", ENODEV, ErrorContext{name, 0, 0, {}},
+                     hint_for("ibv_get_device_list", ENODEV));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_verbs_backend() { return std::make_unique<IbvBackend>(); }
+
+int count_verbs_devices() noexcept {
+  DeviceList l;
+  return l.list == nullptr ? 0 : l.n;
+}
+
+}  // namespace rdmalab::verbs
