@@ -9,23 +9,29 @@ namespace rdmalab::i18n {
 namespace {
 std::atomic<Lang> g_lang{Lang::En};
 
-// The placeholders of a format string, in order, e.g. {"{}", "{:#x}"}.
+// The placeholders of a format string with automatic numbering made
+// explicit: "{} of {:x}" gives {"{0}", "{1:x}"}, so that a translation may
+// reorder arguments with "{1} ... {0}" and still compare equal.
 std::vector<std::string> placeholders(std::string_view s) {
   std::vector<std::string> out;
+  int next = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '{') {
-      if (i + 1 < s.size() && s[i + 1] == '{') {
-        ++i;
-        continue;
-      }
-      const auto close = s.find('}', i);
-      if (close == std::string_view::npos) {
-        out.emplace_back("<unclosed {>");
-        break;
-      }
-      out.emplace_back(s.substr(i, close - i + 1));
-      i = close;
+    if (s[i] != '{') continue;
+    if (i + 1 < s.size() && s[i + 1] == '{') {
+      ++i;
+      continue;
     }
+    const auto close = s.find('}', i);
+    if (close == std::string_view::npos) {
+      out.emplace_back("<unclosed {>");
+      break;
+    }
+    const std::string_view inner = s.substr(i + 1, close - i - 1);
+    const auto colon = inner.find(':');
+    const std::string_view id = inner.substr(0, colon);
+    const std::string_view spec = colon == std::string_view::npos ? "" : inner.substr(colon);
+    out.push_back("{" + (id.empty() ? std::to_string(next++) : std::string(id)) + std::string(spec) + "}");
+    i = close;
   }
   return out;
 }
@@ -93,7 +99,7 @@ std::vector<std::string> check_catalog(std::string_view module, std::span<const 
     if (!m.zh.empty() && has_ascii_letter(m.en) && !has_non_ascii(m.zh))
       say(m.key, "Chinese text is not in Chinese");
     auto pe = placeholders(m.en), pz = placeholders(m.zh);
-    // Positional {} must agree in count and order; named/indexed ones as a set.
+    // The same arguments with the same format specs, in any order.
     std::sort(pe.begin(), pe.end());
     std::sort(pz.begin(), pz.end());
     if (pe != pz) say(m.key, "placeholders differ between English and Chinese");
