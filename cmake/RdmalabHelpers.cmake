@@ -25,13 +25,21 @@ function(rdmalab_add_library name)
   endif()
 endfunction()
 
-# rdmalab_add_tool(NAME SOURCES ... [DEPS ...])
-# A thin executable over the libraries, installed to bin/.
+# rdmalab_add_tool(NAME SOURCES ... [DEPS ...] [CATALOG HEADER FUNCTION])
+# A thin executable over the libraries, installed to bin/. CATALOG registers
+# the program's own messages: HEADER (relative to the tool's folder) must be
+# header-only, defining FUNCTION inline, so the parity test can include it.
 function(rdmalab_add_tool name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;CATALOG" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} rdmalab_warnings rdmalab_sanitizers)
   install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  if(ARG_CATALOG)
+    list(GET ARG_CATALOG 0 header)
+    list(GET ARG_CATALOG 1 func)
+    set_property(GLOBAL APPEND PROPERTY RDMALAB_CATALOGS
+                 "${name}|${CMAKE_CURRENT_SOURCE_DIR}/${header}|${func}")
+  endif()
 endfunction()
 
 # rdmalab_add_unit_test(NAME SOURCES ... [DEPS ...] [LABELS ...])

@@ -1,0 +1,103 @@
+// The doctor's checks against made-up machines.
+#include <doctest/doctest.h>
+
+#include "rdmalab/verbs/doctor.hpp"
+
+using namespace rdmalab;
+using namespace rdmalab::verbs;
+
+namespace {
+const CheckResult& find(const std::vector<CheckResult>& v, std::string_view id) {
+  for (const auto& c : v)
+    if (c.id == id) return c;
+  FAIL("no check " << id);
+  return v.front();
+}
+
+DeviceReport rxe0(ibv_port_state state, bool with_ipv4_gid) {
+  DeviceReport d;
+  d.info = {"rxe0", "0200:00ff:fe00:0001", "InfiniBand"};
+  PortReport p;
+  p.info.state = state;
+  p.info.active_mtu = IBV_MTU_1024;
+  p.info.max_mtu = IBV_MTU_4096;
+  GidEntry ll;
+  ll.index = 0;
+  ll.gid.raw[0] = 0xfe;
+  ll.gid.raw[1] = 0x80;
+  ll.netdev = "eth0";
+  p.gids.push_back(ll);
+  if (with_ipv4_gid) {
+    GidEntry v4;
+    v4.index = 1;
+    v4.gid.raw[10] = v4.gid.raw[11] = 0xff;
+    v4.gid.raw[12] = 10;
+    v4.gid.raw[15] = 1;
+    v4.netdev = "eth0";
+    p.gids.push_back(v4);
+  }
+  p.chosen_gid = choose_gid(p.gids, std::nullopt);
+  p.netdev = "eth0";
+  d.ports.push_back(p);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("no device: auto says the simulator will be used and exits 0; verbs fails with the fix") {
+  DoctorInputs in;
+  in.memlock = 8ull << 20;
+  in.kernel_release = "6.1.0-26-amd64";
+  in.rxe_module_available = true;
+  auto checks = run_doctor(in, {});
+  CHECK(find(checks, "devices").status == CheckStatus::Info);
+  CHECK(find(checks, "devices").title.find("simulated RoCEv2 fabric") != std::string::npos);
+  CHECK(find(checks, "devices").fix.find("modprobe rdma_rxe") != std::string::npos);
+  CHECK(find(checks, "memlock").status == CheckStatus::Info);
+  CHECK(find(checks, "rxe").title.find("can be loaded") != std::string::npos);
+  CHECK(doctor_exit_code(checks) == 0);
+
+  checks = run_doctor(in, DoctorOptions{BackendChoice::Verbs, std::nullopt});
+  CHECK(find(checks, "devices").status == CheckStatus::Fail);
+  CHECK(find(checks, "memlock").status == CheckStatus::Fail);
+  CHECK(find(checks, "memlock").fix.find("ulimit -l unlimited") != std::string::npos);
+  CHECK(doctor_exit_code(checks) == 1);
+}
+
+TEST_CASE("a healthy rxe device: ports, the GID table with the chosen index marked") {
+  DoctorInputs in;
+  in.devices.push_back(rxe0(IBV_PORT_ACTIVE, true));
+  in.rxe_module_loaded = true;
+  const auto checks = run_doctor(in, {});
+  CHECK(find(checks, "devices").status == CheckStatus::Ok);
+  CHECK(find(checks, "ports").details.at(0).find("rxe0 port 1: ACTIVE, active MTU 1024 (max 4096)") !=
+        std::string::npos);
+  const auto& gid = find(checks, "gid");
+  CHECK(gid.status == CheckStatus::Ok);
+  REQUIRE(gid.details.size() == 2);
+  CHECK(gid.details[1].starts_with("* [ 1] ::ffff:10.0.0.1"));
+  CHECK(gid.details[0].starts_with("  [ 0] fe80::"));
+  CHECK(find(checks, "memlock").status == CheckStatus::Ok);  // unlimited
+  CHECK(doctor_exit_code(checks) == 0);
+}
+
+TEST_CASE("a port that is down, a missing RoCEv2 IPv4 GID and a bad --gid-index are reported") {
+  DoctorInputs in;
+  in.devices.push_back(rxe0(IBV_PORT_DOWN, false));
+  auto checks = run_doctor(in, {});
+  CHECK(find(checks, "ports").status == CheckStatus::Fail);
+  CHECK(find(checks, "ports").fix.find("ip link set") != std::string::npos);
+  CHECK(find(checks, "gid").status == CheckStatus::Warn);
+  CHECK(doctor_exit_code(checks) == 1);
+
+  in.devices[0].ports[0].chosen_gid = std::nullopt;
+  checks = run_doctor(in, DoctorOptions{BackendChoice::Auto, 7});
+  CHECK(find(checks, "gid").status == CheckStatus::Fail);
+  CHECK(find(checks, "gid").title.find("GID index 7 does not exist") != std::string::npos);
+}
+
+TEST_CASE("the doctor speaks Chinese") {
+  i18n::set_current(i18n::Lang::Zh);
+  const auto checks = run_doctor(DoctorInputs{}, {});
+  CHECK(find(checks, "devices").title.find("模拟") != std::string::npos);
+  i18n::set_current(i18n::Lang::En);
+}
