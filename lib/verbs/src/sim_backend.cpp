@@ -1,0 +1,251 @@
+// Adapters from the verbs interface to rdmalab::sim objects. The simulator
+// owns its objects (parents own children, as in the kernel); each adapter
+// holds the raw handle and returns it to its parent on destruction.
+#include "rdmalab/verbs/sim_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "rdmalab/sim/device.hpp"
+#include "rdmalab/verbs/error.hpp"
+#include "rdmalab/verbs/log.hpp"
+
+namespace rdmalab::verbs {
+namespace {
+
+using i18n::Message;
+constexpr std::array kCatalog{
+    Message{"auto.verbs", "backend: real verbs ({} RDMA device(s) found)",
+            "后端：真实 verbs（找到 {} 个 RDMA 设备）"},
+    Message{"auto.sim", "backend: simulated RoCEv2 fabric (no RDMA device found)",
+            "后端：模拟 RoCEv2 网络（没有找到 RDMA 设备）"},
+    Message{"chosen.verbs", "backend: real verbs (--backend verbs)", "后端：真实 verbs（--backend verbs）"},
+    Message{"chosen.sim", "backend: simulated RoCEv2 fabric (--backend sim)",
+            "后端：模拟 RoCEv2 网络（--backend sim）"},
+    Message{"transport", "simulated RoCEv2", "模拟 RoCEv2"},
+};
+consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+
+class SimMr final : public MemoryRegion {
+ public:
+  SimMr(sim::ProtectionDomain& pd, sim::MemoryRegion& mr) : pd_(pd), mr_(mr) {}
+  ~SimMr() override {
+    if (const int rc = pd_.dereg_mr(&mr_); rc != 0) report_destroy_failure("ibv_dereg_mr", rc);
+  }
+  void* addr() const noexcept override { return mr_.addr(); }
+  std::size_t length() const noexcept override { return mr_.length(); }
+  std::uint32_t lkey() const noexcept override { return mr_.lkey(); }
+  std::uint32_t rkey() const noexcept override { return mr_.rkey(); }
+  int access() const noexcept override { return mr_.access(); }
+
+ private:
+  sim::ProtectionDomain& pd_;
+  sim::MemoryRegion& mr_;
+};
+
+class SimCq final : public CompletionQueue {
+ public:
+  SimCq(sim::Device& dev, sim::CompletionQueue& cq) : dev_(dev), cq_(cq) {}
+  ~SimCq() override {
+    if (const int rc = dev_.destroy_cq(&cq_); rc != 0) report_destroy_failure("ibv_destroy_cq", rc);
+  }
+  int poll(std::span<ibv_wc> out) noexcept override {
+    return cq_.poll_now(static_cast<int>(out.size()), out.data());
+  }
+  // An empty CQ lets virtual time move on: one event at a time, until the
+  // fabric has nothing left to do.
+  bool progress() override { return dev_.fabric().step(); }
+  int size() const noexcept override { return cq_.capacity(); }
+  sim::CompletionQueue& raw() noexcept { return cq_; }
+
+ private:
+  sim::Device& dev_;
+  sim::CompletionQueue& cq_;
+};
+
+class SimQp final : public QueuePair {
+ public:
+  SimQp(sim::ProtectionDomain& pd, sim::QueuePair& qp) : pd_(pd), qp_(qp) {}
+  ~SimQp() override {
+    if (const int rc = pd_.destroy_qp(&qp_); rc != 0) report_destroy_failure("ibv_destroy_qp", rc);
+  }
+  std::uint32_t qpn() const noexcept override { return qp_.qp_num(); }
+  ibv_qp_type type() const noexcept override { return qp_.qp_type(); }
+  ibv_qp_state state() const override { return qp_.state(); }
+  int modify(ibv_qp_attr& attr, int mask) noexcept override { return qp_.modify(attr, mask); }
+  int post_send(ibv_send_wr* wr, ibv_send_wr** bad) noexcept override {
+    return qp_.post_send(wr, bad);
+  }
+  int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept override {
+    return qp_.post_recv(wr, bad);
+  }
+  std::string device_name() const override { return pd_.device().name(); }
+  sim::QueuePair& raw() noexcept { return qp_; }
+
+ private:
+  sim::ProtectionDomain& pd_;
+  sim::QueuePair& qp_;
+};
+
+class SimPd final : public ProtectionDomain {
+ public:
+  SimPd(sim::Device& dev, sim::ProtectionDomain& pd) : dev_(dev), pd_(pd) {}
+  ~SimPd() override {
+    if (const int rc = dev_.dealloc_pd(&pd_); rc != 0) report_destroy_failure("ibv_dealloc_pd", rc);
+  }
+  std::unique_ptr<MemoryRegion> reg_mr(void* addr, std::size_t length, int access) override {
+    errno = 0;
+    sim::MemoryRegion* mr = check_ptr(pd_.reg_mr(addr, length, access), "ibv_reg_mr",
+                                      ErrorContext{dev_.name(), 0, 0, fmt::format("{} bytes", length)});
+    return std::make_unique<SimMr>(pd_, *mr);
+  }
+  std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& a) override {
+    auto* scq = dynamic_cast<SimCq*>(a.send_cq);
+    auto* rcq = dynamic_cast<SimCq*>(a.recv_cq);
+    if (scq == nullptr || rcq == nullptr)
+      throw UsageError("create_qp: send_cq and recv_cq must be CQs of the same simulated device");
+    ibv_qp_init_attr init{};
+    init.qp_type = a.type;
+    init.send_cq = scq->raw().get();
+    init.recv_cq = rcq->raw().get();
+    init.cap.max_send_wr = a.max_send_wr;
+    init.cap.max_recv_wr = a.max_recv_wr;
+    init.cap.max_send_sge = a.max_send_sge;
+    init.cap.max_recv_sge = a.max_recv_sge;
+    init.cap.max_inline_data = a.max_inline_data;
+    init.sq_sig_all = a.sq_sig_all ? 1 : 0;
+    errno = 0;
+    sim::QueuePair* qp =
+        check_ptr(pd_.create_qp(init), "ibv_create_qp", ErrorContext{dev_.name(), 0, 0, {}});
+    return std::make_unique<SimQp>(pd_, *qp);
+  }
+
+ private:
+  sim::Device& dev_;
+  sim::ProtectionDomain& pd_;
+};
+
+class SimContext final : public Context {
+ public:
+  explicit SimContext(sim::Device& dev) : dev_(dev) {
+    info_.name = dev.name();
+    const auto& mac = dev.config().mac;
+    // A node GUID derived from the MAC (EUI-64), as RoCE devices do.
+    info_.node_guid = fmt::format("{:02x}{:02x}:{:02x}ff:fe{:02x}:{:02x}{:02x}", mac[0] ^ 2, mac[1],
+                                  mac[2], mac[3], mac[4], mac[5]);
+    info_.transport = i18n::tr(M("transport"));
+  }
+  const DeviceInfo& info() const noexcept override { return info_; }
+  BackendKind kind() const noexcept override { return BackendKind::Sim; }
+  PortInfo query_port(std::uint8_t port) const override {
+    const ibv_port_attr a = dev_.query_port(port);
+    if (a.state == IBV_PORT_NOP) check_rc(EINVAL, "ibv_query_port", ErrorContext{info_.name, port, 0, {}});
+    PortInfo p;
+    p.state = a.state;
+    p.max_mtu = a.max_mtu;
+    p.active_mtu = a.active_mtu;
+    p.link_layer = a.link_layer;
+    p.lid = a.lid;
+    p.gid_table_len = a.gid_tbl_len;
+    return p;
+  }
+  std::vector<GidEntry> gid_table(std::uint8_t port) const override {
+    const PortInfo p = query_port(port);
+    std::vector<GidEntry> out;
+    for (int i = 0; i < p.gid_table_len; ++i) {
+      GidEntry e;
+      e.index = i;
+      e.gid = dev_.gid(i);
+      e.type = GidType::RoceV2;
+      e.netdev = info_.name;
+      out.push_back(e);
+    }
+    return out;
+  }
+  std::unique_ptr<ProtectionDomain> alloc_pd() override {
+    errno = 0;
+    sim::ProtectionDomain* pd = check_ptr(dev_.alloc_pd(), "ibv_alloc_pd", ErrorContext{info_.name, 0, 0, {}});
+    return std::make_unique<SimPd>(dev_, *pd);
+  }
+  std::unique_ptr<CompletionQueue> create_cq(int cqe) override {
+    errno = 0;
+    sim::CompletionQueue* cq = check_ptr(dev_.create_cq(cqe), "ibv_create_cq",
+                                         ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
+    return std::make_unique<SimCq>(dev_, *cq);
+  }
+
+ private:
+  sim::Device& dev_;
+  DeviceInfo info_;
+};
+
+class SimBackendImpl final : public SimBackend {
+ public:
+  explicit SimBackendImpl(SimBackendOptions o) : fabric_(o.fabric) {
+    if (o.hosts.empty()) {
+      for (int i = 0; i < 2; ++i) {
+        sim::HostConfig h;
+        h.name = fmt::format("sim{}", i);
+        h.mac = {0x02, 0x00, 0x00, 0x00, 0x00, static_cast<std::uint8_t>(i + 1)};
+        h.ip = *wire::IpAddress::parse(fmt::format("10.99.0.{}", i + 1));
+        o.hosts.push_back(h);
+      }
+    }
+    for (const auto& h : o.hosts) devices_.push_back(&fabric_.add_host(h));
+    if (!o.capture_path.empty()) fabric_.start_capture(o.capture_path, o.snaplen);
+  }
+  BackendKind kind() const noexcept override { return BackendKind::Sim; }
+  std::vector<DeviceInfo> devices() const override {
+    std::vector<DeviceInfo> out;
+    for (sim::Device* d : devices_) out.push_back(SimContext(*d).info());
+    return out;
+  }
+  std::unique_ptr<Context> open(const std::string& name) override {
+    for (sim::Device* d : devices_)
+      if (name.empty() || d->name() == name) return std::make_unique<SimContext>(*d);
+    throw VerbsError("ibv_open_device", ENODEV, ErrorContext{name, 0, 0, {}}, {});
+  }
+  sim::Fabric& fabric() noexcept override { return fabric_; }
+
+ private:
+  sim::Fabric fabric_;
+  std::vector<sim::Device*> devices_;
+};
+
+}  // namespace
+
+std::span<const i18n::Message> sim_backend_catalog() noexcept { return kCatalog; }
+
+std::unique_ptr<SimBackend> make_sim_backend(SimBackendOptions options) {
+  return std::make_unique<SimBackendImpl>(std::move(options));
+}
+
+std::unique_ptr<Backend> choose_backend(BackendChoice choice, SimBackendOptions sim_options,
+                                        std::string* said) {
+  std::string line;
+  std::unique_ptr<Backend> b;
+  switch (choice) {
+    case BackendChoice::Verbs:
+      line = i18n::tr(M("chosen.verbs"));
+      b = make_verbs_backend();
+      break;
+    case BackendChoice::Sim:
+      line = i18n::tr(M("chosen.sim"));
+      b = make_sim_backend(std::move(sim_options));
+      break;
+    case BackendChoice::Auto:
+      if (const int n = count_verbs_devices(); n > 0) {
+        line = i18n::tr(M("auto.verbs"), n);
+        b = make_verbs_backend();
+      } else {
+        line = i18n::tr(M("auto.sim"));
+        b = make_sim_backend(std::move(sim_options));
+      }
+      break;
+  }
+  if (said != nullptr) *said = std::move(line);
+  return b;
+}
+
+}  // namespace rdmalab::verbs
