@@ -55,3 +55,13 @@ function(rdmalab_add_unit_test name)
   set(labels unit ${ARG_LABELS})
   doctest_discover_tests(${name} TEST_PREFIX "${name}: " PROPERTIES LABELS "${labels}")
 endfunction()
+
+# rdmalab_add_lab(NAME NAMESPACE NS SOURCES ...)
+# A lab binary (e.g. lab01-send-recv) from its folder's main.cpp and its
+# header-only messages.hpp, whose catalog rdmalab::NS::catalog() is
+# registered for the parity test.
+function(rdmalab_add_lab name)
+  cmake_parse_arguments(ARG "" "NAMESPACE" "SOURCES" ${ARGN})
+  rdmalab_add_tool(${name} SOURCES ${ARG_SOURCES} DEPS rdmalab::lab
+                   CATALOG messages.hpp rdmalab::${ARG_NAMESPACE}::catalog)
+endfunction()

@@ -1,0 +1,139 @@
+#include "rdmalab/lab/narrator.hpp"
+
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <iostream>
+
+#include "rdmalab/cli/cli.hpp"
+
+namespace rdmalab::lab {
+namespace {
+
+using i18n::Message;
+constexpr std::array kCatalog{
+    Message{"opt.backend", "auto (a device if one exists, else the simulator), verbs or sim",
+            "auto（有设备就用设备，否则用模拟器）、verbs 或 sim"},
+    Message{"opt.dev", "RDMA device to use (simulator: sim0 or sim1)", "使用的 RDMA 设备（模拟器：sim0 或 sim1）"},
+    Message{"opt.port", "port of the device", "设备端口号"},
+    Message{"opt.gid", "GID index (default: the RoCEv2 GID of an IPv4 address)",
+            "GID 索引（默认：IPv4 地址对应的 RoCEv2 GID）"},
+    Message{"opt.step", "pause before each step until Enter is pressed", "每一步之前暂停，按回车继续"},
+    Message{"opt.quiet", "print only the result", "只输出结果"},
+    Message{"opt.json", "print the result as JSON", "以 JSON 格式输出结果"},
+    Message{"opt.capture", "where the simulator writes the capture of the wire", "模拟器写入线路抓包文件的路径"},
+    Message{"opt.seed", "seed of the simulator's random choices (same seed, same capture)",
+            "模拟器随机数种子（相同种子得到相同的抓包）"},
+    Message{"step", "Step {0}: {1}", "第 {0} 步：{1}"},
+    Message{"press_enter", "(press Enter to continue)", "（按回车继续）"},
+    Message{"ok", "OK", "成功"},
+    Message{"failed", "FAILED", "失败"},
+    Message{"verdict.ok", "{}: all checks passed", "{}：全部检查通过"},
+    Message{"verdict.failed", "{}: some checks failed", "{}：部分检查未通过"},
+    Message{"check.line", "  [{0}] {1}", "  [{0}] {1}"},
+};
+consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+
+}  // namespace
+
+std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+
+void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id) {
+  app.add_option("--backend", o.backend, i18n::tr(M("opt.backend")))
+      ->check(CLI::IsMember({"auto", "verbs", "sim"}));
+  app.add_option("-d,--dev", o.device, i18n::tr(M("opt.dev")));
+  app.add_option("-i,--ib-port", o.ib_port, i18n::tr(M("opt.port")))->check(CLI::Range(1, 255));
+  app.add_option("-x,-g,--gid-index", o.gid_index, i18n::tr(M("opt.gid")))->check(CLI::Range(0, 255));
+  app.add_flag("--step", o.step, i18n::tr(M("opt.step")));
+  app.add_flag("--quiet", o.quiet, i18n::tr(M("opt.quiet")));
+  app.add_flag("--json", o.json, i18n::tr(M("opt.json")));
+  o.capture = fmt::format("captures/{}.pcap", lab_id);
+  app.add_option("--capture", o.capture, i18n::tr(M("opt.capture")))->capture_default_str();
+  app.add_option("--seed", o.seed, i18n::tr(M("opt.seed")))->capture_default_str();
+}
+
+Narrator::Narrator(const CommonOptions& o, std::string lab_id)
+    : quiet_(o.quiet), json_(o.json), pause_(o.step && !o.json), lab_id_(std::move(lab_id)) {
+  result_["lab"] = lab_id_;
+}
+
+void Narrator::step(std::string_view title) {
+  ++step_no_;
+  if (!narrating()) return;
+  std::cout << "\n" << i18n::tr(M("step"), step_no_, title) << "\n";
+  if (pause_) {
+    std::cout << i18n::tr(M("press_enter")) << std::flush;
+    std::string line;
+    std::getline(std::cin, line);
+  }
+}
+
+void Narrator::call(std::string_view verb_and_args, std::string_view result) {
+  if (!narrating()) return;
+  std::cout << "  " << verb_and_args;
+  if (!result.empty()) std::cout << "\n    -> " << result;
+  std::cout << "\n";
+}
+
+void Narrator::field(std::string_view name, std::string_view value, std::string_view why) {
+  if (!narrating()) return;
+  std::cout << fmt::format("    {:<22} {}", name, value);
+  if (!why.empty()) std::cout << "   # " << why;
+  std::cout << "\n";
+}
+
+void Narrator::say(std::string_view text) {
+  if (narrating()) std::cout << "  " << text << "\n";
+}
+
+void Narrator::block(std::string_view text) {
+  if (!narrating()) return;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    std::cout << "    " << rest.substr(0, nl) << "\n";
+    if (nl == std::string_view::npos) break;
+    rest.remove_prefix(nl + 1);
+  }
+}
+
+void Narrator::warn(std::string_view text) {
+  if (!json_) std::cerr << text << "\n";
+}
+
+void Narrator::check(std::string_view id, std::string_view what, bool ok, std::string_view detail) {
+  ok_ = ok_ && ok;
+  checks_.push_back({{"id", id}, {"check", what}, {"ok", ok}, {"detail", detail}});
+}
+
+int Narrator::finish() {
+  result_["ok"] = ok_;
+  result_["checks"] = checks_;
+  if (json_) {
+    std::cout << result_.dump(2) << "\n";
+  } else {
+    std::cout << "\n";
+    for (const auto& c : checks_)
+      std::cout << i18n::tr(M("check.line"), c["ok"].get<bool>() ? i18n::tr(M("ok")) : i18n::tr(M("failed")),
+                            c["check"].get<std::string>())
+                << (c["detail"].get<std::string>().empty() ? "" : ": " + c["detail"].get<std::string>())
+                << "\n";
+    std::cout << (ok_ ? i18n::tr(M("verdict.ok"), lab_id_) : i18n::tr(M("verdict.failed"), lab_id_)) << "\n";
+  }
+  return ok_ ? cli::kExitOk : cli::kExitFailure;
+}
+
+std::string hex(std::uint64_t v, int width) {
+  return width > 0 ? fmt::format("0x{:0{}x}", v, width) : fmt::format("0x{:x}", v);
+}
+
+std::string gid_string(const ibv_gid& g) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET6, g.raw, buf, sizeof buf);
+  return buf;
+}
+
+}  // namespace rdmalab::lab

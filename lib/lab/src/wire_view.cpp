@@ -1,0 +1,124 @@
+#include "rdmalab/lab/wire_view.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <iostream>
+#include <set>
+#include <tuple>
+
+#include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/cli/cli.hpp"
+#include "rdmalab/dissect/analyzer.hpp"
+#include "rdmalab/dissect/render.hpp"
+
+namespace rdmalab::lab {
+namespace {
+
+using i18n::Message;
+constexpr std::array kCatalog{
+    Message{"title", "what happened on the wire ({0}, {1} packets)", "线路上发生了什么（{0}，共 {1} 个报文）"},
+    Message{"more", "... {} more packets not shown (rdmapcap ladder {} shows all)",
+            "……另有 {} 个报文未显示（用 rdmapcap ladder {} 查看全部）"},
+    Message{"events", "what the analyser explains:", "分析器的解释："},
+    Message{"unreadable", "the capture could not be read: {}", "无法读取抓包文件：{}"},
+    Message{"verbs.capture",
+            "On real devices the simulator's capture is not available. To see the packets: between "
+            "two hosts running Soft-RoCE, run `tcpdump -i IFACE -s 0 -w lab.pcap udp port 4791` on "
+            "the interface under rxe, then `rdmapcap ladder lab.pcap`. Traffic between two QPs of "
+            "the same host never reaches a network interface (rxe loops it back inside the kernel), "
+            "and hardware RoCE NICs process packets without the kernel, so tcpdump sees neither; "
+            "use two hosts, a mirror port, or the vendor's capture tool.",
+            "在真实设备上没有模拟器的抓包。要看到报文：在两台运行 Soft-RoCE 的主机之间，对 rxe "
+            "所绑定的网口执行 `tcpdump -i IFACE -s 0 -w lab.pcap udp port 4791`，再用 "
+            "`rdmapcap ladder lab.pcap` 查看。同一主机上两个 QP 之间的流量根本不会经过网口（rxe "
+            "在内核里直接回环），而硬件 RoCE 网卡处理报文时不经过内核，所以 tcpdump 两者都看不到；"
+            "请使用两台主机、交换机镜像端口或厂商提供的抓包工具。"},
+};
+consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+
+constexpr std::size_t kMaxRows = 60;
+
+}  // namespace
+
+std::span<const i18n::Message> wire_view_catalog() noexcept { return kCatalog; }
+
+WireFacts show_wire(Narrator& n, const std::string& path) {
+  WireFacts facts;
+  std::vector<dissect::PacketRecord> recs;
+  dissect::Analyzer analyzer;
+  try {
+    capture::PcapReader reader(path);
+    const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
+    capture::Packet pkt;
+    while (reader.next(pkt)) {
+      dissect::PacketRecord rec;
+      dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
+      analyzer.feed(rec);
+      recs.push_back(std::move(rec));
+    }
+    facts.readable = true;
+  } catch (const capture::CaptureError& e) {
+    n.warn(i18n::tr(M("unreadable"), e.what()));
+    return facts;
+  }
+  std::vector<dissect::Event> tail = analyzer.finish();
+
+  nlohmann::json packets = nlohmann::json::array();
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& rec : recs) {
+    if (!rec.is_roce() || !rec.has_bth()) continue;
+    ++facts.packets;
+    const auto& bth = rec.decoded.ib->bth;
+    const std::string op = rec.op != nullptr ? fmt::format("{} {}", wire::transport_name(rec.op->transport), rec.op->name)
+                                             : fmt::format("opcode 0x{:02x}", bth.opcode);
+    ++facts.opcodes[op];
+    if (rec.icrc && !rec.icrc->ok()) facts.icrc_all_ok = false;
+    packets.push_back({{"frame", rec.frame}, {"opcode", bth.opcode}, {"opname", op}, {"psn", bth.psn},
+                       {"ackreq", bth.ack_req}});
+    for (const auto& e : rec.events) {
+      ++facts.events[std::string(dissect::event_name(e.type))];
+      events.push_back({{"type", dissect::event_name(e.type)}, {"frame", e.frame}});
+    }
+  }
+  // finish() returns every event of the capture; those not attached to a
+  // record (the end-of-capture verdicts) are the ones still to count and show.
+  std::set<std::tuple<std::uint64_t, int, std::uint32_t>> seen;
+  for (const auto& rec : recs)
+    for (const auto& e : rec.events) seen.emplace(e.frame, static_cast<int>(e.type), e.psn);
+  std::erase_if(tail, [&](const dissect::Event& e) {
+    return seen.contains({e.frame, static_cast<int>(e.type), e.psn});
+  });
+  for (const auto& e : tail) {
+    ++facts.events[std::string(dissect::event_name(e.type))];
+    events.push_back({{"type", dissect::event_name(e.type)}, {"frame", e.frame}});
+  }
+  n.result()["wire"] = {{"capture", path}, {"packets", facts.packets}, {"icrc_ok", facts.icrc_all_ok},
+                        {"frames", packets}, {"events", events}};
+
+  if (!n.narrating() || recs.empty()) return facts;
+  std::cout << "\n" << i18n::tr(M("title"), path, facts.packets) << "\n";
+  const auto ends = analyzer.endpoints(1);
+  if (!ends) return facts;
+  dissect::LadderOptions lo;
+  lo.color = cli::use_colour(1);
+  dissect::LadderText ladder(ends->first, ends->second, recs.front().time_ns, lo);
+  std::string out;
+  ladder.header(out);
+  std::size_t shown = 0;
+  for (const auto& rec : recs) {
+    if (!rec.is_roce()) continue;
+    if (shown++ == kMaxRows) {
+      out += i18n::tr(M("more"), facts.packets - kMaxRows, path) + "\n";
+      break;
+    }
+    ladder.row(rec, out);  // the row carries the record's own events
+  }
+  for (const auto& e : tail) ladder.note(e, out);
+  std::cout << out;
+  return facts;
+}
+
+void explain_capture_on_verbs(Narrator& n) { n.say(i18n::tr(M("verbs.capture"))); }
+
+}  // namespace rdmalab::lab
