@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The first command of the README: install dependencies, build, and run the
-# project's main job on the simulator-free demo capture shipped in the repo:
-# decode a real Soft-RoCE capture of two 3072-byte RDMA WRITEs at path MTU
-# 1024 and print each packet's headers.
+# project's main job: lab 01 (SEND/RECV) end to end — on a real RDMA device
+# if there is one, else on the simulated RoCEv2 fabric — ending with what
+# went on the wire. Arguments are passed to the lab (e.g. --lang zh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh release
-exec build/release/tools/rdmapcap/rdmapcap decode "$@" tests/data/mtu_write_s3072_m1024.pcap
+exec build/release/labs/01-send-recv/lab01-send-recv "$@"
