@@ -4,22 +4,21 @@
 // program: open two devices (two simulated hosts, or one real device with two
 // QPs), create PD, MR, CQ and QP on each side, connect the QPs, post a
 // receive, post a SEND, poll both completion queues, check the bytes, and
-// show what went on the wire.
+// show what went on the wire. The set-up steps (lib/lab/src/endpoint.cpp)
+// narrate every verb they call; the data path is spelled out here.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 
 #include "messages.hpp"
 #include "rdmalab/cli/cli.hpp"
+#include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/narrator.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
-#include "rdmalab/verbs/oob.hpp"
-#include "rdmalab/verbs/sim_backend.hpp"
 
 using namespace rdmalab;
 using lab01::M;
@@ -35,87 +34,6 @@ struct Options {
   bool no_recv = false;
   int rnr_retry = -1;  // -1: 7, or 1 with --no-recv (so the lab ends)
 };
-
-// One side of the connection. Members are declared in the order they are
-// created, so they are destroyed in reverse: QP before CQ, MR before PD.
-struct Side {
-  std::string role;
-  std::unique_ptr<verbs::Context> ctx;
-  std::unique_ptr<verbs::ProtectionDomain> pd;
-  std::unique_ptr<verbs::CompletionQueue> cq;
-  std::unique_ptr<verbs::QueuePair> qp;
-  std::vector<std::uint8_t> buf;
-  std::unique_ptr<verbs::MemoryRegion> mr;
-  int gid_index = 0;
-  ibv_gid gid{};
-  std::uint32_t first_psn = 0;
-};
-
-void open_side(lab::Narrator& n, verbs::Backend& backend, Side& s, const std::string& dev,
-               const Options& o) {
-  s.ctx = backend.open(dev);
-  const auto port = s.ctx->query_port(static_cast<std::uint8_t>(o.common.ib_port));
-  n.say(tr(M("say.port"), s.ctx->info().name, o.common.ib_port,
-           port.state == IBV_PORT_ACTIVE ? "ACTIVE" : "not ACTIVE", verbs::mtu_bytes(port.active_mtu),
-           port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand"));
-  // On RoCE the GID is the IP address the packets carry; pick the RoCEv2 GID
-  // of an IPv4 address unless -x says otherwise.
-  const auto gids = s.ctx->gid_table(static_cast<std::uint8_t>(o.common.ib_port));
-  const auto chosen = verbs::choose_gid(gids, o.common.gid_index);
-  if (!chosen) throw verbs::UsageError(fmt::format("GID index not found on {}", s.ctx->info().name));
-  s.gid_index = *chosen;
-  for (const auto& g : gids)
-    if (g.index == s.gid_index) {
-      s.gid = g.gid;
-      n.say(tr(M("say.gid"), s.ctx->info().name, g.index, g.to_string(), verbs::gid_type_name(g.type)));
-    }
-}
-
-void create_resources(lab::Narrator& n, Side& s, const Options& o) {
-  s.pd = s.ctx->alloc_pd();
-  n.call(fmt::format("ibv_alloc_pd({})", s.ctx->info().name), tr(M("why.pd")));
-  // The receiver's buffer must hold a whole message; the sender's holds what it sends.
-  s.buf.assign(o.size, 0);
-  s.mr = s.pd->reg_mr(s.buf.data(), s.buf.size(), IBV_ACCESS_LOCAL_WRITE);
-  n.call(fmt::format("ibv_reg_mr(pd, buf, {}, IBV_ACCESS_LOCAL_WRITE)", o.size),
-         fmt::format("lkey {} rkey {}", lab::hex(s.mr->lkey(), 8), lab::hex(s.mr->rkey(), 8)));
-  n.say(tr(M("why.mr")));
-  s.cq = s.ctx->create_cq(2 * o.iters + 2);
-  n.call(fmt::format("ibv_create_cq(ctx, cqe={})", 2 * o.iters + 2), tr(M("why.cq")));
-  verbs::QpInitAttrs init;
-  init.type = IBV_QPT_RC;
-  init.send_cq = s.cq.get();
-  init.recv_cq = s.cq.get();
-  init.max_send_wr = init.max_recv_wr = static_cast<std::uint32_t>(o.iters + 1);
-  s.qp = s.pd->create_qp(init);
-  n.call(fmt::format("ibv_create_qp(pd, qp_type=IBV_QPT_RC, max_send_wr={0}, max_recv_wr={0})", o.iters + 1),
-         fmt::format("qp_num {}", lab::hex(s.qp->qpn(), 6)));
-  n.say(tr(M("why.qp")));
-}
-
-void connect(lab::Narrator& n, Side& me, const Side& peer, const Options& o, std::uint8_t rnr_retry) {
-  n.say(tr(M("say.transition"), me.role, lab::hex(me.qp->qpn(), 6)));
-  n.block(me.qp->to_init(verbs::InitAttrs{static_cast<std::uint8_t>(o.common.ib_port)}).to_string());
-  verbs::RtrAttrs rtr;
-  rtr.remote.gid = peer.gid;
-  rtr.remote.qpn = peer.qp->qpn();
-  rtr.remote.psn = peer.first_psn;  // the PSN we expect first = the peer's first send PSN
-  rtr.path_mtu = *verbs::mtu_from_bytes(o.mtu);
-  rtr.port = static_cast<std::uint8_t>(o.common.ib_port);
-  rtr.sgid_index = me.gid_index;
-  rtr.min_rnr_timer = 14;  // 1.28 ms: how long a sender waits after our RNR NAK
-  n.block(me.qp->to_rtr(rtr).to_string());
-  verbs::RtsAttrs rts;
-  rts.sq_psn = me.first_psn;
-  rts.rnr_retry = rnr_retry;
-  n.block(me.qp->to_rts(rts).to_string());
-}
-
-void show_wc(lab::Narrator& n, const std::string& who, const ibv_wc& wc) {
-  n.say(tr(M("say.wc"), who, verbs::wc_status_name(wc.status), verbs::wc_opcode_name(wc.opcode), wc.wr_id,
-           wc.byte_len, lab::hex(wc.qp_num, 6)));
-  if (wc.status != IBV_WC_SUCCESS) n.block(verbs::describe_wc(wc));
-}
 
 }  // namespace
 
@@ -143,58 +61,48 @@ int main(int argc, char** argv) {
     // 1. Backend: a real device if there is one, else the simulated fabric,
     // whose wire is captured to a pcap file.
     n.step(tr(M("step.backend")));
-    verbs::SimBackendOptions sim;
-    sim.fabric.seed = o.common.seed;
-    sim.capture_path = o.common.capture;
-    if (const auto dir = std::filesystem::path(o.common.capture).parent_path(); !dir.empty())
-      std::filesystem::create_directories(dir);
-    std::string said;
-    auto backend = verbs::choose_backend(*verbs::parse_backend_choice(o.common.backend), sim, &said);
-    const bool simulated = backend->kind() == verbs::BackendKind::Sim;
-    n.say(said);
-    n.result()["backend"] = simulated ? "sim" : "verbs";
+    lab::Environment env = lab::open_environment(n, o.common);
 
-    // 2. Devices: on the simulator two hosts, sim1 sends to sim0; on real
-    // verbs both QPs live on one device (-d) and rxe loops the packets back.
-    n.step(tr(M("step.open")));
-    Side tx, rx;
+    // 2. Devices and resources: on the simulator two hosts, sim1 sends to
+    // sim0; on real verbs both QPs live on one device (-d) and rxe loops the
+    // packets back. Each side gets a PD, a registered buffer, a CQ and an RC QP.
+    n.step(tr(M("step.resources")));
+    lab::Endpoint tx, rx;
     tx.role = tr(M("sender"));
     rx.role = tr(M("receiver"));
-    const std::string tx_dev = simulated ? "sim1" : o.common.device;
-    const std::string rx_dev = simulated ? "sim0" : o.common.device;
-    open_side(n, *backend, tx, tx_dev, o);
-    open_side(n, *backend, rx, rx_dev, o);
-    n.say(tr(M("say.sender_receiver"), tx.ctx->info().name, rx.ctx->info().name));
+    lab::EndpointSpec spec;
+    spec.buffer = o.size;
+    spec.cqe = 2 * o.iters + 2;
+    spec.max_wr = static_cast<std::uint32_t>(o.iters + 1);
+    spec.device = env.simulated ? "sim1" : o.common.device;
+    lab::open_endpoint(n, env, tx, spec, o.common);
+    spec.device = env.simulated ? "sim0" : o.common.device;
+    lab::open_endpoint(n, env, rx, spec, o.common);
 
-    // 3. Resources on each side.
-    n.step(tr(M("step.resources")));
-    create_resources(n, tx, o);
-    create_resources(n, rx, o);
-
-    // 4. What each side tells the other. Real programs pick random first
+    // 3. What each side tells the other. Two-sided operations need no VA or
+    // rkey: only QPN, first PSN and GID. Real programs pick random first
     // PSNs; fixed ones make the capture easy to read.
     n.step(tr(M("step.exchange")));
     tx.first_psn = 0x000100;
     rx.first_psn = 0x000200;
     n.say(tr(M("say.exchange")));
-    for (const Side* s : {&tx, &rx}) {
-      verbs::ConnInfo info;
-      info.qpn = s->qp->qpn();
-      info.psn = s->first_psn;
-      info.gid = s->gid;
-      info.mtu = o.mtu;
-      n.block(verbs::format_conn_info(info));
-    }
+    lab::show_exchange(n, tx, o.mtu, false);
+    lab::show_exchange(n, rx, o.mtu, false);
 
-    // 5. Connect: each QP learns the other's QPN, PSN and GID at RTR.
+    // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
+    // sender's rnr_retry says how often it retries after an RNR NAK.
     n.step(tr(M("step.connect")));
-    connect(n, tx, rx, o, rnr_retry);
-    connect(n, rx, tx, o, 7);
+    lab::ConnectSpec c;
+    c.mtu = o.mtu;
+    c.rnr_retry = rnr_retry;
+    lab::connect_rc(n, tx, rx, c, o.common);
+    c.rnr_retry = 7;
+    lab::connect_rc(n, rx, tx, c, o.common);
 
-    // 6. The receiver posts its receive work requests BEFORE the sender sends.
+    // 5. The receiver posts its receive work requests BEFORE the sender sends.
     n.step(o.no_recv ? tr(M("step.no_recv")) : tr(M("step.recv")));
     n.say(o.no_recv ? tr(M("why.no_recv")) : tr(M("why.recv")));
-    ibv_sge rx_sge{reinterpret_cast<std::uintptr_t>(rx.buf.data()), o.size, rx.mr->lkey()};
+    ibv_sge rx_sge = rx.sge(0, o.size);
     for (int i = 0; i < o.iters && !o.no_recv; ++i) {
       ibv_recv_wr wr{};
       wr.wr_id = 1000 + static_cast<std::uint64_t>(i);
@@ -208,10 +116,10 @@ int main(int argc, char** argv) {
                                         lab::hex(rx_sge.lkey, 8)));
     }
 
-    // 7. The sender posts its SENDs.
+    // 6. The sender posts its SENDs.
     n.step(tr(M("step.send")));
-    for (std::uint32_t i = 0; i < o.size; ++i) tx.buf[i] = static_cast<std::uint8_t>('A' + i % 26);
-    ibv_sge tx_sge{reinterpret_cast<std::uintptr_t>(tx.buf.data()), o.size, tx.mr->lkey()};
+    for (std::uint32_t i = 0; i < o.size; ++i) tx.buf()[i] = static_cast<std::uint8_t>('A' + i % 26);
+    ibv_sge tx_sge = tx.sge(0, o.size);
     for (int i = 0; i < o.iters; ++i) {
       ibv_send_wr wr{};
       wr.wr_id = static_cast<std::uint64_t>(i + 1);
@@ -229,27 +137,18 @@ int main(int argc, char** argv) {
                                         lab::hex(tx_sge.lkey, 8)));
     }
 
-    // 8. Poll. On the simulator, polling an empty CQ advances virtual time.
+    // 7. Poll. On the simulator, polling an empty CQ advances virtual time.
     n.step(tr(M("step.poll")));
     using namespace std::chrono_literals;
-    const auto tx_wcs = tx.cq->wait(static_cast<std::size_t>(o.iters), 10s);
-    const auto rx_wcs = o.no_recv ? std::vector<ibv_wc>{} : rx.cq->wait(static_cast<std::size_t>(o.iters), 10s);
-    n.call(fmt::format("ibv_poll_cq({} cq)", tx.role), fmt::format("{} wc", tx_wcs.size()));
-    for (const auto& wc : tx_wcs) show_wc(n, tx.role, wc);
-    if (!o.no_recv) {
-      n.call(fmt::format("ibv_poll_cq({} cq)", rx.role), fmt::format("{} wc", rx_wcs.size()));
-      for (const auto& wc : rx_wcs) show_wc(n, rx.role, wc);
-    }
+    const auto n_msgs = static_cast<std::size_t>(o.iters);
+    const auto tx_wcs = lab::poll_and_show(n, tx, n_msgs);
+    const auto rx_wcs = o.no_recv ? std::vector<ibv_wc>{} : lab::poll_and_show(n, rx, n_msgs);
 
-    // 9. Verify what happened, from the completions and the memory.
+    // 8. Verify what happened, from the completions and the memory.
     n.step(tr(M("step.verify")));
     nlohmann::json wcs = nlohmann::json::array();
-    for (const auto& wc : tx_wcs)
-      wcs.push_back({{"side", "sender"}, {"status", verbs::wc_status_name(wc.status)},
-                     {"opcode", verbs::wc_opcode_name(wc.opcode)}, {"wr_id", wc.wr_id}});
-    for (const auto& wc : rx_wcs)
-      wcs.push_back({{"side", "receiver"}, {"status", verbs::wc_status_name(wc.status)},
-                     {"opcode", verbs::wc_opcode_name(wc.opcode)}, {"wr_id", wc.wr_id}, {"byte_len", wc.byte_len}});
+    for (const auto& wc : tx_wcs) wcs.push_back(lab::wc_json("sender", wc));
+    for (const auto& wc : rx_wcs) wcs.push_back(lab::wc_json("receiver", wc));
     n.result()["completions"] = wcs;
     n.result()["size"] = o.size;
     n.result()["iters"] = o.iters;
@@ -264,12 +163,12 @@ int main(int argc, char** argv) {
         recv_ok = recv_ok && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.byte_len == o.size;
       n.check("send_ok", tr(M("check.send_ok")), send_ok);
       n.check("recv_ok", tr(M("check.recv_ok")), recv_ok);
-      n.check("bytes", tr(M("check.bytes")), rx.buf == tx.buf);
+      n.check("bytes", tr(M("check.bytes")), std::memcmp(rx.buf(), tx.buf(), o.size) == 0);
     }
 
-    // 10. What went on the wire: the simulator captured every frame.
-    if (auto* s = dynamic_cast<verbs::SimBackend*>(backend.get())) {
-      s->fabric().stop_capture();
+    // 9. What went on the wire: the simulator captured every frame.
+    if (sim::Fabric* fabric = env.fabric()) {
+      fabric->stop_capture();
       const auto facts = lab::show_wire(n, o.common.capture);
       const auto count = [&](const char* op) {
         const auto it = facts.opcodes.find(op);
@@ -287,11 +186,7 @@ int main(int argc, char** argv) {
       lab::explain_capture_on_verbs(n);
     }
 
-    if (n.narrating()) {
-      std::cout << "\n" << tr(M("try.title")) << "\n";
-      for (const auto& line : {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"), o.common.capture)})
-        std::cout << "  " << line << "\n";
-    }
+    lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"), o.common.capture)});
     return n.finish();
   } catch (const verbs::VerbsError& e) {
     std::cerr << e.report() << "\n";

@@ -1,0 +1,97 @@
+// The set-up every lab repeats, narrated call by call: choose the backend,
+// open a device, create PD, MR, CQ and QP, tell the peer who we are, and walk
+// the QP through RESET -> INIT -> RTR -> RTS. Lab 01 explains each of these
+// steps; later labs call them and spend their words on their own topic.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rdmalab/lab/narrator.hpp"
+#include "rdmalab/verbs/backend.hpp"
+#include "rdmalab/verbs/sim_backend.hpp"
+
+namespace rdmalab::lab {
+
+/// One side of a connection. Members are declared in the order they are
+/// created, so they are destroyed in reverse: QP before CQ, MR before PD.
+struct Endpoint {
+  std::string role;  // "sender", "receiver", ... in the user's language
+  std::unique_ptr<verbs::Context> ctx;
+  std::unique_ptr<verbs::ProtectionDomain> pd;
+  std::unique_ptr<verbs::CompletionQueue> cq;
+  std::unique_ptr<verbs::QueuePair> qp;
+  std::vector<std::uint64_t> storage;  // 8-byte aligned, as atomics need
+  std::unique_ptr<verbs::MemoryRegion> mr;
+  int gid_index = 0;
+  ibv_gid gid{};
+  std::uint32_t first_psn = 0;
+
+  [[nodiscard]] std::uint8_t* buf() noexcept { return reinterpret_cast<std::uint8_t*>(storage.data()); }
+  [[nodiscard]] std::size_t size() const noexcept { return storage.size() * 8; }
+  /// An SGE over [offset, offset+len) of this endpoint's buffer.
+  [[nodiscard]] ibv_sge sge(std::size_t offset, std::uint32_t len) noexcept;
+};
+
+/// The backend for --backend, with the simulator capturing to --capture.
+/// Prints the one-line choice. Creates the capture's folder.
+struct Environment {
+  std::unique_ptr<verbs::Backend> backend;
+  bool simulated = false;
+  /// The simulator's fabric (nullptr on real verbs), for link knobs.
+  [[nodiscard]] sim::Fabric* fabric() const noexcept;
+};
+[[nodiscard]] Environment open_environment(Narrator& n, const CommonOptions& o,
+                                           verbs::SimBackendOptions sim = {});
+
+struct EndpointSpec {
+  std::string device;        // "" = first device; on the simulator sim0/sim1
+  std::size_t buffer = 4096; // bytes
+  int access = IBV_ACCESS_LOCAL_WRITE;
+  int cqe = 16;
+  std::uint32_t max_wr = 16;
+  ibv_qp_type type = IBV_QPT_RC;
+};
+
+/// Opens the device, shows its port and chosen GID, and creates PD, MR, CQ
+/// and QP, narrating each verb and what it returned.
+void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpec& spec,
+                   const CommonOptions& o);
+
+/// Prints the out-of-band message this endpoint would send its peer (with
+/// VA/rkey/length when `one_sided`).
+void show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided);
+
+struct ConnectSpec {
+  int mtu = 1024;
+  std::uint8_t timeout = 14;
+  std::uint8_t retry_cnt = 7;
+  std::uint8_t rnr_retry = 7;
+  std::uint8_t min_rnr_timer = 14;  // 1.28 ms
+  std::uint8_t max_rd_atomic = 1;
+  std::uint8_t max_dest_rd_atomic = 1;
+};
+
+/// RESET -> INIT -> RTR -> RTS toward `peer`, printing each transition.
+void connect_rc(Narrator& n, Endpoint& me, const Endpoint& peer, const ConnectSpec& c,
+                const CommonOptions& o);
+
+/// Polls until `count` completions (or the timeout), printing each.
+[[nodiscard]] std::vector<ibv_wc> poll_and_show(Narrator& n, Endpoint& e, std::size_t count,
+                                                std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+/// One completion in one line (and the full report when it failed).
+void show_wc(Narrator& n, const std::string& who, const ibv_wc& wc);
+
+/// A completion as JSON for the --json result.
+[[nodiscard]] nlohmann::json wc_json(const std::string& side, const ibv_wc& wc);
+
+/// Prints the "Things to try" list.
+void suggest(Narrator& n, const std::vector<std::string>& lines);
+
+/// The messages of this module, for the parity test.
+[[nodiscard]] std::span<const i18n::Message> endpoint_catalog() noexcept;
+
+}  // namespace rdmalab::lab

@@ -1,0 +1,194 @@
+#include "rdmalab/lab/endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <filesystem>
+#include <iostream>
+
+#include "rdmalab/verbs/error.hpp"
+#include "rdmalab/verbs/oob.hpp"
+
+namespace rdmalab::lab {
+namespace {
+
+using i18n::Message;
+using i18n::tr;
+constexpr std::array kCatalog{
+    Message{"port", "{0}: port {1} {2}, active MTU {3}, link layer {4}", "{0}：端口 {1} {2}，当前 MTU {3}，链路层 {4}"},
+    Message{"gid", "{0}: GID index {1} = {2} ({3}) is the source address of its packets",
+            "{0}：GID 索引 {1} = {2}（{3}），作为其报文的源地址"},
+    Message{"no_gid", "GID index not found on {}", "{} 上找不到该 GID 索引"},
+    Message{"why.pd", "the protection domain groups MRs and QPs: a QP may only use MRs of its own PD",
+            "保护域把 MR 和 QP 归为一组：QP 只能使用同一保护域中的 MR"},
+    Message{"why.mr",
+            "registration pins the buffer and gives the NIC its address translation; the lkey goes "
+            "into our own SGEs, the rkey lets a peer reach this memory (if the access flags allow)",
+            "内存注册会锁定缓冲区并把地址映射交给网卡；lkey 填在本地 SGE 中，rkey 让对端可以访问这块内存"
+            "（前提是访问标志允许）"},
+    Message{"why.cq", "the work completions of both queues of the QP land here",
+            "QP 两个队列的工作完成都会放到这里"},
+    Message{"why.qp", "its number goes into the destination QP field of every packet sent to it",
+            "它的编号会写进发往它的每个报文 BTH 中的目的 QP 字段"},
+    Message{"exchange", "{0} tells its peer (out of band, e.g. over TCP):", "{0}通过带外方式（例如 TCP）告诉对端："},
+    Message{"transition", "{0}, QP {1}:", "{0}，QP {1}："},
+    Message{"wc", "{0} completion: status {1}, opcode {2}, wr_id {3}, byte_len {4}, qp_num {5}",
+            "{0} 的工作完成：状态 {1}，操作码 {2}，wr_id {3}，byte_len {4}，qp_num {5}"},
+    Message{"poll", "ibv_poll_cq({0} CQ) until {1} completion(s)", "ibv_poll_cq（{0}的 CQ），直到收到 {1} 个工作完成"},
+    Message{"got", "{} completion(s)", "{} 个工作完成"},
+    Message{"try", "Things to try:", "可以尝试："},
+    Message{"active", "ACTIVE", "ACTIVE（活动）"},
+    Message{"inactive", "not ACTIVE", "非 ACTIVE"},
+};
+consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+
+}  // namespace
+
+std::span<const i18n::Message> endpoint_catalog() noexcept { return kCatalog; }
+
+ibv_sge Endpoint::sge(std::size_t offset, std::uint32_t len) noexcept {
+  return ibv_sge{reinterpret_cast<std::uintptr_t>(buf() + offset), len, mr->lkey()};
+}
+
+sim::Fabric* Environment::fabric() const noexcept {
+  auto* s = dynamic_cast<verbs::SimBackend*>(backend.get());
+  return s != nullptr ? &s->fabric() : nullptr;
+}
+
+Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBackendOptions sim) {
+  sim.fabric.seed = o.seed;
+  sim.capture_path = o.capture;
+  if (const auto dir = std::filesystem::path(o.capture).parent_path(); !dir.empty())
+    std::filesystem::create_directories(dir);
+  std::string said;
+  Environment env;
+  env.backend = verbs::choose_backend(*verbs::parse_backend_choice(o.backend), std::move(sim), &said);
+  env.simulated = env.backend->kind() == verbs::BackendKind::Sim;
+  n.say(said);
+  n.result()["backend"] = env.simulated ? "sim" : "verbs";
+  return env;
+}
+
+void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpec& spec,
+                   const CommonOptions& o) {
+  const auto port_no = static_cast<std::uint8_t>(o.ib_port);
+  e.ctx = env.backend->open(spec.device);
+  const std::string& dev = e.ctx->info().name;
+  n.call(fmt::format("ibv_open_device({})", dev), {});
+  const auto port = e.ctx->query_port(port_no);
+  n.say(tr(M("port"), dev, o.ib_port, port.state == IBV_PORT_ACTIVE ? tr(M("active")) : tr(M("inactive")),
+           verbs::mtu_bytes(port.active_mtu),
+           port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand"));
+  // On RoCE the GID is the IP address the packets carry: the RoCEv2 GID of
+  // an IPv4 address unless -x says otherwise.
+  const auto gids = e.ctx->gid_table(port_no);
+  const auto chosen = verbs::choose_gid(gids, o.gid_index);
+  if (!chosen) throw verbs::UsageError(tr(M("no_gid"), dev));
+  e.gid_index = *chosen;
+  for (const auto& g : gids)
+    if (g.index == e.gid_index) {
+      e.gid = g.gid;
+      n.say(tr(M("gid"), dev, g.index, g.to_string(), verbs::gid_type_name(g.type)));
+    }
+
+  e.pd = e.ctx->alloc_pd();
+  n.call("ibv_alloc_pd(ctx)", tr(M("why.pd")));
+  e.storage.assign((spec.buffer + 7) / 8, 0);
+  e.mr = e.pd->reg_mr(e.buf(), spec.buffer, spec.access);
+  std::string access;
+  for (auto [bit, name] : {std::pair{IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
+                           std::pair{IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
+                           std::pair{IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
+                           std::pair{IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"}})
+    if ((spec.access & bit) != 0) access += (access.empty() ? "IBV_ACCESS_" : "|IBV_ACCESS_") + std::string(name);
+  n.call(fmt::format("ibv_reg_mr(pd, buf, {}, {})", spec.buffer, access),
+         fmt::format("lkey {}  rkey {}", hex(e.mr->lkey(), 8), hex(e.mr->rkey(), 8)));
+  n.say(tr(M("why.mr")));
+  e.cq = e.ctx->create_cq(spec.cqe);
+  n.call(fmt::format("ibv_create_cq(ctx, cqe={})", spec.cqe), tr(M("why.cq")));
+  verbs::QpInitAttrs init;
+  init.type = spec.type;
+  init.send_cq = e.cq.get();
+  init.recv_cq = e.cq.get();
+  init.max_send_wr = init.max_recv_wr = spec.max_wr;
+  e.qp = e.pd->create_qp(init);
+  n.call(fmt::format("ibv_create_qp(pd, qp_type={}, max_send_wr={}, max_recv_wr={})",
+                     spec.type == IBV_QPT_RC ? "IBV_QPT_RC" : spec.type == IBV_QPT_UC ? "IBV_QPT_UC" : "IBV_QPT_UD",
+                     spec.max_wr, spec.max_wr),
+         fmt::format("qp_num {}", hex(e.qp->qpn(), 6)));
+  n.say(tr(M("why.qp")));
+}
+
+void show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided) {
+  verbs::ConnInfo info;
+  info.qpn = e.qp->qpn();
+  info.psn = e.first_psn;
+  info.gid = e.gid;
+  info.mtu = mtu;
+  if (one_sided) {
+    info.va = e.mr->va();
+    info.rkey = e.mr->rkey();
+    info.len = e.mr->length();
+  }
+  n.say(tr(M("exchange"), e.role));
+  n.block(verbs::format_conn_info(info));
+}
+
+void connect_rc(Narrator& n, Endpoint& me, const Endpoint& peer, const ConnectSpec& c,
+                const CommonOptions& o) {
+  n.say(tr(M("transition"), me.role, hex(me.qp->qpn(), 6)));
+  verbs::InitAttrs init;
+  init.port = static_cast<std::uint8_t>(o.ib_port);
+  n.block(me.qp->to_init(init).to_string());
+  verbs::RtrAttrs rtr;
+  rtr.remote.gid = peer.gid;
+  rtr.remote.qpn = peer.qp->qpn();
+  rtr.remote.psn = peer.first_psn;  // what we expect first = the peer's first send PSN
+  rtr.path_mtu = *verbs::mtu_from_bytes(c.mtu);
+  rtr.port = static_cast<std::uint8_t>(o.ib_port);
+  rtr.sgid_index = me.gid_index;
+  rtr.min_rnr_timer = c.min_rnr_timer;
+  rtr.max_dest_rd_atomic = c.max_dest_rd_atomic;
+  n.block(me.qp->to_rtr(rtr).to_string());
+  verbs::RtsAttrs rts;
+  rts.sq_psn = me.first_psn;
+  rts.timeout = c.timeout;
+  rts.retry_cnt = c.retry_cnt;
+  rts.rnr_retry = c.rnr_retry;
+  rts.max_rd_atomic = c.max_rd_atomic;
+  n.block(me.qp->to_rts(rts).to_string());
+}
+
+void show_wc(Narrator& n, const std::string& who, const ibv_wc& wc) {
+  n.say(tr(M("wc"), who, verbs::wc_status_name(wc.status), verbs::wc_opcode_name(wc.opcode), wc.wr_id,
+           wc.byte_len, hex(wc.qp_num, 6)));
+  if (wc.status != IBV_WC_SUCCESS) n.block(verbs::describe_wc(wc));
+}
+
+std::vector<ibv_wc> poll_and_show(Narrator& n, Endpoint& e, std::size_t count,
+                                  std::chrono::milliseconds timeout) {
+  // On the simulator, polling an empty CQ is what moves virtual time on.
+  auto wcs = e.cq->wait(count, timeout);
+  n.call(tr(M("poll"), e.role, count), tr(M("got"), wcs.size()));
+  for (const auto& wc : wcs) show_wc(n, e.role, wc);
+  return wcs;
+}
+
+nlohmann::json wc_json(const std::string& side, const ibv_wc& wc) {
+  nlohmann::json j{{"side", side},
+                   {"status", verbs::wc_status_name(wc.status)},
+                   {"opcode", verbs::wc_opcode_name(wc.opcode)},
+                   {"wr_id", wc.wr_id},
+                   {"byte_len", wc.byte_len}};
+  if ((wc.wc_flags & IBV_WC_WITH_IMM) != 0) j["imm_data"] = ntohl(wc.imm_data);
+  return j;
+}
+
+void suggest(Narrator& n, const std::vector<std::string>& lines) {
+  if (!n.narrating()) return;
+  std::cout << "\n" << tr(M("try")) << "\n";
+  for (const auto& l : lines) std::cout << "  " << l << "\n";
+}
+
+}  // namespace rdmalab::lab
