@@ -128,6 +128,9 @@ TEST_CASE("lab01 --step pauses before every step and goes on at Enter") {
   CHECK(r.status == 0);
   std::size_t prompts = 0;
   for (std::size_t at = 0; (at = r.out.find("(press Enter to continue)", at)) != std::string::npos; ++at) ++prompts;
-  CHECK(prompts == 9);
+  std::size_t steps = 0;
+  for (std::size_t at = 0; (at = r.out.find("\nStep ", at)) != std::string::npos; ++at) ++steps;
+  CHECK(steps >= 5);
+  CHECK(prompts == steps);  // one pause before every step
   CHECK(r.out.find("lab01: all checks passed") != std::string::npos);
 }
