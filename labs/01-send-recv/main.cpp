@@ -9,20 +9,18 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstring>
-#include <iostream>
 
 #include "messages.hpp"
-#include "rdmalab/cli/cli.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/narrator.hpp"
+#include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
 
 using namespace rdmalab;
-using lab01::M;
 using i18n::tr;
+using lab01::M;
 
 namespace {
 
@@ -35,164 +33,161 @@ struct Options {
   int rnr_retry = -1;  // -1: 7, or 1 with --no-recv (so the lab ends)
 };
 
+void run_lab(lab::Narrator& n, const Options& o) {
+  const auto rnr_retry =
+      static_cast<std::uint8_t>(o.rnr_retry >= 0 ? o.rnr_retry : (o.no_recv ? 1 : 7));
+  // 1. Backend: a real device if there is one, else the simulated fabric,
+  // whose wire is captured to a pcap file.
+  n.step(tr(M("step.backend")));
+  lab::Environment env = lab::open_environment(n, o.common);
+
+  // 2. Devices and resources: on the simulator two hosts, sim1 sends to
+  // sim0; on real verbs both QPs live on one device (-d) and rxe loops the
+  // packets back. Each side gets a PD, a registered buffer, a CQ and an RC QP.
+  n.step(tr(M("step.resources")));
+  lab::Endpoint tx, rx;
+  tx.role = tr(M("sender"));
+  rx.role = tr(M("receiver"));
+  lab::EndpointSpec spec;
+  spec.buffer = o.size;
+  spec.cqe = 2 * o.iters + 2;
+  spec.max_wr = static_cast<std::uint32_t>(o.iters + 1);
+  spec.device = env.simulated ? "sim1" : o.common.device;
+  lab::open_endpoint(n, env, tx, spec, o.common);
+  spec.device = env.simulated ? "sim0" : o.common.device;
+  lab::open_endpoint(n, env, rx, spec, o.common);
+
+  // 3. What each side tells the other. Two-sided operations need no VA or
+  // rkey: only QPN, first PSN and GID. Real programs pick random first
+  // PSNs; fixed ones make the capture easy to read.
+  n.step(tr(M("step.exchange")));
+  tx.first_psn = 0x000100;
+  rx.first_psn = 0x000200;
+  n.say(tr(M("say.exchange")));
+  lab::show_exchange(n, tx, o.mtu, false);
+  lab::show_exchange(n, rx, o.mtu, false);
+
+  // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
+  // sender's rnr_retry says how often it retries after an RNR NAK.
+  n.step(tr(M("step.connect")));
+  lab::ConnectSpec c;
+  c.mtu = o.mtu;
+  c.rnr_retry = rnr_retry;
+  lab::connect_rc(n, tx, rx, c, o.common);
+  c.rnr_retry = 7;
+  lab::connect_rc(n, rx, tx, c, o.common);
+
+  // 5. The receiver posts its receive work requests BEFORE the sender sends.
+  n.step(o.no_recv ? tr(M("step.no_recv")) : tr(M("step.recv")));
+  n.say(o.no_recv ? tr(M("why.no_recv")) : tr(M("why.recv")));
+  ibv_sge rx_sge = rx.sge(0, o.size);
+  for (int i = 0; i < o.iters && !o.no_recv; ++i) {
+    ibv_recv_wr wr{};
+    wr.wr_id = 1000 + static_cast<std::uint64_t>(i);
+    wr.sg_list = &rx_sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    verbs::check_rc(rx.qp->post_recv(&wr, &bad), "ibv_post_recv");
+    n.call("ibv_post_recv(qp, wr)", "0");
+    n.field("wr_id", std::to_string(wr.wr_id));
+    n.field("sg_list[0]", fmt::format("addr {} length {} lkey {}", lab::hex(rx_sge.addr),
+                                      rx_sge.length, lab::hex(rx_sge.lkey, 8)));
+  }
+
+  // 6. The sender posts its SENDs.
+  n.step(tr(M("step.send")));
+  for (std::uint32_t i = 0; i < o.size; ++i) tx.buf()[i] = static_cast<std::uint8_t>('A' + i % 26);
+  ibv_sge tx_sge = tx.sge(0, o.size);
+  for (int i = 0; i < o.iters; ++i) {
+    ibv_send_wr wr{};
+    wr.wr_id = static_cast<std::uint64_t>(i + 1);
+    wr.sg_list = &tx_sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    verbs::check_rc(tx.qp->post_send(&wr, &bad), "ibv_post_send");
+    n.call("ibv_post_send(qp, wr)", "0");
+    n.field("wr_id", std::to_string(wr.wr_id));
+    n.field("opcode", "IBV_WR_SEND");
+    n.field("send_flags", "IBV_SEND_SIGNALED", tr(M("why.signaled")));
+    n.field("sg_list[0]", fmt::format("addr {} length {} lkey {}", lab::hex(tx_sge.addr),
+                                      tx_sge.length, lab::hex(tx_sge.lkey, 8)));
+  }
+
+  // 7. Poll. On the simulator, polling an empty CQ advances virtual time.
+  n.step(tr(M("step.poll")));
+  using namespace std::chrono_literals;
+  const auto n_msgs = static_cast<std::size_t>(o.iters);
+  const auto tx_wcs = lab::poll_and_show(n, tx, n_msgs);
+  const auto rx_wcs = o.no_recv ? std::vector<ibv_wc>{} : lab::poll_and_show(n, rx, n_msgs);
+
+  // 8. Verify what happened, from the completions and the memory.
+  n.step(tr(M("step.verify")));
+  nlohmann::json wcs = nlohmann::json::array();
+  for (const auto& wc : tx_wcs) wcs.push_back(lab::wc_json("sender", wc));
+  for (const auto& wc : rx_wcs) wcs.push_back(lab::wc_json("receiver", wc));
+  n.result()["completions"] = wcs;
+  n.result()["size"] = o.size;
+  n.result()["iters"] = o.iters;
+  n.result()["mtu"] = o.mtu;
+  if (o.no_recv) {
+    n.check("rnr", tr(M("check.rnr")),
+            !tx_wcs.empty() && tx_wcs[0].status == IBV_WC_RNR_RETRY_EXC_ERR);
+  } else {
+    bool send_ok = tx_wcs.size() == static_cast<std::size_t>(o.iters);
+    for (const auto& wc : tx_wcs)
+      send_ok = send_ok && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND;
+    bool recv_ok = rx_wcs.size() == static_cast<std::size_t>(o.iters);
+    for (const auto& wc : rx_wcs)
+      recv_ok = recv_ok && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+                wc.byte_len == o.size;
+    n.check("send_ok", tr(M("check.send_ok")), send_ok);
+    n.check("recv_ok", tr(M("check.recv_ok")), recv_ok);
+    n.check("bytes", tr(M("check.bytes")), std::memcmp(rx.buf(), tx.buf(), o.size) == 0);
+  }
+
+  // 9. What went on the wire: the simulator captured every frame.
+  if (sim::Fabric* fabric = env.fabric()) {
+    fabric->stop_capture();
+    const auto facts = lab::show_wire(n, o.common.capture);
+    const auto count = [&](const char* op) {
+      const auto it = facts.opcodes.find(op);
+      return it == facts.opcodes.end() ? 0 : it->second;
+    };
+    if (o.no_recv) {
+      n.check("wire_rnr", tr(M("check.wire_rnr")), facts.events.contains("rnr_nak"));
+    } else {
+      n.check(
+          "wire_send", tr(M("check.wire_send")),
+          count("RC SEND Only") + count("RC SEND First") >= static_cast<std::uint64_t>(o.iters) &&
+              count("RC Acknowledge") >= 1);
+    }
+    n.check("icrc", tr(M("check.icrc")), facts.readable && facts.icrc_all_ok);
+  } else {
+    lab::explain_capture_on_verbs(n);
+  }
+
+  lab::suggest(n,
+               {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"), o.common.capture)});
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-  i18n::init_from_args(argc, argv);
   Options o;
-  CLI::App app{tr(M("desc")), "lab01-send-recv"};
-  cli::localize(app);
-  lab::add_common_options(app, o.common, "lab01");
-  app.add_option("-s,--size", o.size, tr(M("opt.size")))->check(CLI::Range(1u, 1u << 24))->capture_default_str();
-  app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))->check(CLI::Range(1, 1000))->capture_default_str();
-  app.add_option("-m,--mtu", o.mtu, tr(M("opt.mtu")))
-      ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}))->capture_default_str();
-  app.add_flag("--no-recv", o.no_recv, tr(M("opt.no_recv")));
-  app.add_option("--rnr-retry", o.rnr_retry, tr(M("opt.rnr_retry")))->check(CLI::Range(0, 7));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return cli::exit_for(app, e);
-  }
-  const auto rnr_retry = static_cast<std::uint8_t>(o.rnr_retry >= 0 ? o.rnr_retry : (o.no_recv ? 1 : 7));
-  lab::Narrator n(o.common, "lab01");
-
-  try {
-    // 1. Backend: a real device if there is one, else the simulated fabric,
-    // whose wire is captured to a pcap file.
-    n.step(tr(M("step.backend")));
-    lab::Environment env = lab::open_environment(n, o.common);
-
-    // 2. Devices and resources: on the simulator two hosts, sim1 sends to
-    // sim0; on real verbs both QPs live on one device (-d) and rxe loops the
-    // packets back. Each side gets a PD, a registered buffer, a CQ and an RC QP.
-    n.step(tr(M("step.resources")));
-    lab::Endpoint tx, rx;
-    tx.role = tr(M("sender"));
-    rx.role = tr(M("receiver"));
-    lab::EndpointSpec spec;
-    spec.buffer = o.size;
-    spec.cqe = 2 * o.iters + 2;
-    spec.max_wr = static_cast<std::uint32_t>(o.iters + 1);
-    spec.device = env.simulated ? "sim1" : o.common.device;
-    lab::open_endpoint(n, env, tx, spec, o.common);
-    spec.device = env.simulated ? "sim0" : o.common.device;
-    lab::open_endpoint(n, env, rx, spec, o.common);
-
-    // 3. What each side tells the other. Two-sided operations need no VA or
-    // rkey: only QPN, first PSN and GID. Real programs pick random first
-    // PSNs; fixed ones make the capture easy to read.
-    n.step(tr(M("step.exchange")));
-    tx.first_psn = 0x000100;
-    rx.first_psn = 0x000200;
-    n.say(tr(M("say.exchange")));
-    lab::show_exchange(n, tx, o.mtu, false);
-    lab::show_exchange(n, rx, o.mtu, false);
-
-    // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
-    // sender's rnr_retry says how often it retries after an RNR NAK.
-    n.step(tr(M("step.connect")));
-    lab::ConnectSpec c;
-    c.mtu = o.mtu;
-    c.rnr_retry = rnr_retry;
-    lab::connect_rc(n, tx, rx, c, o.common);
-    c.rnr_retry = 7;
-    lab::connect_rc(n, rx, tx, c, o.common);
-
-    // 5. The receiver posts its receive work requests BEFORE the sender sends.
-    n.step(o.no_recv ? tr(M("step.no_recv")) : tr(M("step.recv")));
-    n.say(o.no_recv ? tr(M("why.no_recv")) : tr(M("why.recv")));
-    ibv_sge rx_sge = rx.sge(0, o.size);
-    for (int i = 0; i < o.iters && !o.no_recv; ++i) {
-      ibv_recv_wr wr{};
-      wr.wr_id = 1000 + static_cast<std::uint64_t>(i);
-      wr.sg_list = &rx_sge;
-      wr.num_sge = 1;
-      ibv_recv_wr* bad = nullptr;
-      verbs::check_rc(rx.qp->post_recv(&wr, &bad), "ibv_post_recv");
-      n.call("ibv_post_recv(qp, wr)", "0");
-      n.field("wr_id", std::to_string(wr.wr_id));
-      n.field("sg_list[0]", fmt::format("addr {} length {} lkey {}", lab::hex(rx_sge.addr), rx_sge.length,
-                                        lab::hex(rx_sge.lkey, 8)));
-    }
-
-    // 6. The sender posts its SENDs.
-    n.step(tr(M("step.send")));
-    for (std::uint32_t i = 0; i < o.size; ++i) tx.buf()[i] = static_cast<std::uint8_t>('A' + i % 26);
-    ibv_sge tx_sge = tx.sge(0, o.size);
-    for (int i = 0; i < o.iters; ++i) {
-      ibv_send_wr wr{};
-      wr.wr_id = static_cast<std::uint64_t>(i + 1);
-      wr.sg_list = &tx_sge;
-      wr.num_sge = 1;
-      wr.opcode = IBV_WR_SEND;
-      wr.send_flags = IBV_SEND_SIGNALED;
-      ibv_send_wr* bad = nullptr;
-      verbs::check_rc(tx.qp->post_send(&wr, &bad), "ibv_post_send");
-      n.call("ibv_post_send(qp, wr)", "0");
-      n.field("wr_id", std::to_string(wr.wr_id));
-      n.field("opcode", "IBV_WR_SEND");
-      n.field("send_flags", "IBV_SEND_SIGNALED", tr(M("why.signaled")));
-      n.field("sg_list[0]", fmt::format("addr {} length {} lkey {}", lab::hex(tx_sge.addr), tx_sge.length,
-                                        lab::hex(tx_sge.lkey, 8)));
-    }
-
-    // 7. Poll. On the simulator, polling an empty CQ advances virtual time.
-    n.step(tr(M("step.poll")));
-    using namespace std::chrono_literals;
-    const auto n_msgs = static_cast<std::size_t>(o.iters);
-    const auto tx_wcs = lab::poll_and_show(n, tx, n_msgs);
-    const auto rx_wcs = o.no_recv ? std::vector<ibv_wc>{} : lab::poll_and_show(n, rx, n_msgs);
-
-    // 8. Verify what happened, from the completions and the memory.
-    n.step(tr(M("step.verify")));
-    nlohmann::json wcs = nlohmann::json::array();
-    for (const auto& wc : tx_wcs) wcs.push_back(lab::wc_json("sender", wc));
-    for (const auto& wc : rx_wcs) wcs.push_back(lab::wc_json("receiver", wc));
-    n.result()["completions"] = wcs;
-    n.result()["size"] = o.size;
-    n.result()["iters"] = o.iters;
-    n.result()["mtu"] = o.mtu;
-    if (o.no_recv) {
-      n.check("rnr", tr(M("check.rnr")), !tx_wcs.empty() && tx_wcs[0].status == IBV_WC_RNR_RETRY_EXC_ERR);
-    } else {
-      bool send_ok = tx_wcs.size() == static_cast<std::size_t>(o.iters);
-      for (const auto& wc : tx_wcs) send_ok = send_ok && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND;
-      bool recv_ok = rx_wcs.size() == static_cast<std::size_t>(o.iters);
-      for (const auto& wc : rx_wcs)
-        recv_ok = recv_ok && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.byte_len == o.size;
-      n.check("send_ok", tr(M("check.send_ok")), send_ok);
-      n.check("recv_ok", tr(M("check.recv_ok")), recv_ok);
-      n.check("bytes", tr(M("check.bytes")), std::memcmp(rx.buf(), tx.buf(), o.size) == 0);
-    }
-
-    // 9. What went on the wire: the simulator captured every frame.
-    if (sim::Fabric* fabric = env.fabric()) {
-      fabric->stop_capture();
-      const auto facts = lab::show_wire(n, o.common.capture);
-      const auto count = [&](const char* op) {
-        const auto it = facts.opcodes.find(op);
-        return it == facts.opcodes.end() ? 0 : it->second;
-      };
-      if (o.no_recv) {
-        n.check("wire_rnr", tr(M("check.wire_rnr")), facts.events.contains("rnr_nak"));
-      } else {
-        n.check("wire_send", tr(M("check.wire_send")),
-                count("RC SEND Only") + count("RC SEND First") >= static_cast<std::uint64_t>(o.iters) &&
-                    count("RC Acknowledge") >= 1);
-      }
-      n.check("icrc", tr(M("check.icrc")), facts.readable && facts.icrc_all_ok);
-    } else {
-      lab::explain_capture_on_verbs(n);
-    }
-
-    lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"), o.common.capture)});
-    return n.finish();
-  } catch (const verbs::VerbsError& e) {
-    std::cerr << e.report() << "\n";
-    return cli::kExitFailure;
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return cli::kExitFailure;
-  }
+  const auto options = [&](CLI::App& app) {
+    app.add_option("-s,--size", o.size, tr(M("opt.size")))
+        ->check(CLI::Range(1u, 1u << 24))
+        ->capture_default_str();
+    app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("-m,--mtu", o.mtu, tr(M("opt.mtu")))
+        ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}))
+        ->capture_default_str();
+    app.add_flag("--no-recv", o.no_recv, tr(M("opt.no_recv")));
+    app.add_option("--rnr-retry", o.rnr_retry, tr(M("opt.rnr_retry")))->check(CLI::Range(0, 7));
+  };
+  return lab::run(argc, argv, "lab01", "lab01-send-recv", M("desc"), o.common, options,
+                  [&](lab::Narrator& n) { run_lab(n, o); });
 }
