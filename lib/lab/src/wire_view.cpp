@@ -74,8 +74,25 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
                                              : fmt::format("opcode 0x{:02x}", bth.opcode);
     ++facts.opcodes[op];
     if (rec.icrc && !rec.icrc->ok()) facts.icrc_all_ok = false;
-    packets.push_back({{"frame", rec.frame}, {"opcode", bth.opcode}, {"opname", op}, {"psn", bth.psn},
-                       {"ackreq", bth.ack_req}});
+    nlohmann::json f{{"frame", rec.frame}, {"opcode", bth.opcode}, {"opname", op}, {"psn", bth.psn},
+                     {"ackreq", bth.ack_req}, {"payload_len", rec.decoded.ib->payload_length}};
+    const wire::IbPacket& ib = *rec.decoded.ib;
+    if (ib.reth) {
+      f["reth_va"] = ib.reth->va;
+      f["reth_rkey"] = ib.reth->rkey;
+      f["reth_len"] = ib.reth->dma_len;
+    }
+    if (ib.aeth) {
+      f["aeth_syndrome"] = ib.aeth->syndrome;
+      f["aeth_msn"] = ib.aeth->msn;
+    }
+    if (ib.immdt) f["immdt"] = *ib.immdt;
+    if (ib.atomic_eth) {
+      f["atomic_swap_add"] = ib.atomic_eth->swap_add;
+      f["atomic_compare"] = ib.atomic_eth->compare;
+    }
+    if (ib.atomic_ack_eth) f["atomic_orig"] = ib.atomic_ack_eth->orig;
+    packets.push_back(std::move(f));
     for (const auto& e : rec.events) {
       ++facts.events[std::string(dissect::event_name(e.type))];
       events.push_back({{"type", dissect::event_name(e.type)}, {"frame", e.frame}});

@@ -1,0 +1,69 @@
+// Lab 03's words, in English and Chinese.
+#pragma once
+
+#include <array>
+#include <span>
+
+#include "rdmalab/i18n/i18n.hpp"
+
+namespace rdmalab::lab03 {
+
+using i18n::Message;
+
+inline constexpr std::array kCatalog{
+    Message{"desc",
+            "Lab 03: RDMA READ. The reader sends one small READ Request naming remote memory; the "
+            "responder's NIC answers with READ Response packets carrying the data.",
+            "实验 03：RDMA READ。读取端发送一个很小的 READ Request 指明远端内存；响应端网卡用携带数据的 "
+            "READ Response 报文作答。"},
+    Message{"opt.size", "bytes to read per READ", "每次 READ 读取的字节数"},
+    Message{"opt.iters", "number of READs posted at once", "一次提交的 READ 数量"},
+    Message{"opt.mtu", "path MTU: 256, 512, 1024, 2048 or 4096", "路径 MTU：256、512、1024、2048 或 4096"},
+    Message{"opt.rd_atomic",
+            "max_rd_atomic = max_dest_rd_atomic: READs in flight at once (responder resources)",
+            "max_rd_atomic = max_dest_rd_atomic：同时在途的 READ 数量（响应端资源）"},
+    Message{"reader", "reader", "读取端"},
+    Message{"source", "source", "数据源端"},
+    Message{"step.backend", "choose where the RDMA traffic runs", "选择 RDMA 流量在哪里运行"},
+    Message{"step.resources", "open the devices; the source registers its buffer for REMOTE_READ",
+            "打开设备；数据源端以 REMOTE_READ 权限注册缓冲区"},
+    Message{"step.exchange", "exchange QPN, PSN, GID — and the source's VA, rkey and length",
+            "交换 QPN、PSN、GID——以及数据源端的 VA、rkey 和长度"},
+    Message{"step.connect", "connect, with the READ resources on both sides",
+            "建立连接，并设置双方的 READ 资源"},
+    Message{"why.resources",
+            "max_rd_atomic (requester, at RTS) bounds the READs and atomics it keeps in flight; "
+            "max_dest_rd_atomic (responder, at RTR) is how many it can serve at once. The "
+            "responder keeps one resource per READ so that a duplicate READ can be answered again",
+            "max_rd_atomic（请求端，RTS 时设置）限制其在途的 READ 和原子操作数量；max_dest_rd_atomic"
+            "（响应端，RTR 时设置）是它能同时服务的数量。响应端为每个 READ 保留一份资源，以便对重复的 "
+            "READ 再次应答"},
+    Message{"step.read", "the reader posts RDMA READ work requests", "读取端提交 RDMA READ 工作请求"},
+    Message{"why.psn",
+            "a READ Request takes one PSN per response packet it will get (ceil(length / MTU)): "
+            "the responses carry those PSNs, and the next request skips past them",
+            "一个 READ Request 按其将收到的响应报文数（ceil(长度 / MTU)）占用 PSN：响应报文使用这些 PSN，"
+            "下一个请求从其后开始"},
+    Message{"step.poll", "poll the reader's CQ", "轮询读取端的 CQ"},
+    Message{"step.verify", "check the outcome", "检查结果"},
+    Message{"check.read_ok", "every READ completed with IBV_WC_SUCCESS and the right length",
+            "每个 READ 都以 IBV_WC_SUCCESS 完成，且长度正确"},
+    Message{"check.bytes", "the reader's buffer holds the source's bytes", "读取端缓冲区中正是数据源端的数据"},
+    Message{"check.source_silent", "the source's CQ received no completion", "数据源端 CQ 没有收到任何工作完成"},
+    Message{"check.psn", "each READ Request's PSN leaves room for its response packets",
+            "每个 READ Request 的 PSN 都为其响应报文留出了空间"},
+    Message{"check.wire", "the wire carried READ Requests and the expected READ Responses",
+            "线路上出现了 READ Request 和预期的 READ Response"},
+    Message{"check.icrc", "every ICRC on the wire is correct", "线路上每个报文的 ICRC 都正确"},
+    Message{"try.1", "-s 4096 -m 1024: responses First, Middle, Middle, Last; AETH on First and Last",
+            "-s 4096 -m 1024：响应为 First、Middle、Middle、Last；First 和 Last 携带 AETH"},
+    Message{"try.2", "-n 4 --rd-atomic 1 versus --rd-atomic 4: READs queue behind each other or overlap",
+            "-n 4 --rd-atomic 1 与 --rd-atomic 4 对比：READ 是排队还是并行"},
+    Message{"try.3", "rdmapcap summary {}: READ responses matched to their requests",
+            "rdmapcap summary {}：READ 响应与其请求的对应关系"},
+};
+
+consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+inline std::span<const Message> catalog() noexcept { return kCatalog; }
+
+}  // namespace rdmalab::lab03
