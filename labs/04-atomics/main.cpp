@@ -1,0 +1,174 @@
+// Lab 04: atomics (FetchAdd, CmpSwap).
+//
+// Read this file next to docs/en/06-lab04-atomics.md. Two clients each own an
+// RC QP connected to its own QP on the counter's owner; all of the owner's
+// QPs share one PD, so both can use the rkey of the one registered counter.
+// The owner's NIC executes the atomics one at a time: increments never get
+// lost, and CmpSwap tells success by returning the value it found.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "messages.hpp"
+#include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/wire_view.hpp"
+#include "rdmalab/verbs/error.hpp"
+#include "rdmalab/wire/opcode.hpp"
+
+using namespace rdmalab;
+using i18n::tr;
+using lab04::M;
+
+namespace {
+
+struct Options {
+  lab::CommonOptions common;
+  int iters = 5;
+  std::uint64_t add = 1;
+};
+
+// One atomic work request on `qp`: its result lands in the 8 bytes of `result`.
+void post_atomic(lab::Endpoint& client, ibv_wr_opcode op, std::uint64_t remote_va, std::uint32_t rkey,
+                 std::uint64_t compare_add, std::uint64_t swap, std::uint64_t wr_id) {
+  ibv_sge sge = client.sge(0, 8);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = op;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.atomic.remote_addr = remote_va;
+  wr.wr.atomic.rkey = rkey;
+  wr.wr.atomic.compare_add = compare_add;
+  wr.wr.atomic.swap = swap;
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(client.qp->post_send(&wr, &bad), "ibv_post_send");
+}
+
+void run_lab(lab::Narrator& n, const Options& o) {
+  n.step(tr(M("step.backend")));
+  lab::Environment env = lab::open_environment(n, o.common);
+
+  // The owner registers the counter once; each client gets its own QP there.
+  n.step(tr(M("step.resources")));
+  std::array<lab::Endpoint, 2> clients;
+  std::array<lab::Endpoint, 2> owner;
+  lab::EndpointSpec spec;
+  spec.buffer = 8;
+  spec.device = env.simulated ? "sim1" : o.common.device;
+  for (int i = 0; i < 2; ++i) {
+    clients[static_cast<std::size_t>(i)].role = tr(M("client"), i + 1);
+    lab::open_endpoint(n, env, clients[static_cast<std::size_t>(i)], spec, o.common);
+  }
+  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+  spec.device = env.simulated ? "sim0" : o.common.device;
+  owner[0].role = tr(M("server_for"), 1);
+  lab::open_endpoint(n, env, owner[0], spec, o.common);
+  // The second owner QP reuses the first one's device, PD and counter: a QP
+  // may use any MR of its PD.
+  owner[1].role = tr(M("server_for"), 2);
+  owner[1].gid_index = owner[0].gid_index;
+  owner[1].gid = owner[0].gid;
+  owner[1].cq = owner[0].ctx->create_cq(16);
+  verbs::QpInitAttrs init;
+  init.send_cq = owner[1].cq.get();
+  init.recv_cq = owner[1].cq.get();
+  owner[1].qp = owner[0].pd->create_qp(init);
+  n.call("ibv_create_qp(pd, IBV_QPT_RC)", fmt::format("qp_num {}", lab::hex(owner[1].qp->qpn(), 6)));
+  n.say(tr(M("why.align")));
+  const std::uint64_t counter_va = owner[0].mr->va();
+  const std::uint32_t counter_rkey = owner[0].mr->rkey();
+  owner[0].storage[0] = 0;
+
+  n.step(tr(M("step.connect")));
+  for (std::size_t i = 0; i < 2; ++i) {
+    clients[i].first_psn = 0x000100 + 0x100 * static_cast<std::uint32_t>(i);
+    owner[i].first_psn = 0x000800 + 0x100 * static_cast<std::uint32_t>(i);
+    lab::show_exchange(n, owner[i], 1024, i == 0);
+    lab::ConnectSpec c;
+    c.max_rd_atomic = c.max_dest_rd_atomic = 4;
+    lab::connect_rc(n, clients[i], owner[i], c, o.common);
+    lab::connect_rc(n, owner[i], clients[i], c, o.common);
+  }
+
+  // The race: the clients take turns posting, and their requests interleave
+  // on the owner's NIC.
+  n.step(tr(M("step.fetch_add")));
+  n.say(tr(M("why.fetch_add")));
+  std::vector<std::uint64_t> originals;
+  bool fa_ok = true;
+  nlohmann::json j = nlohmann::json::array();
+  for (int k = 0; k < o.iters; ++k) {
+    for (std::size_t i = 0; i < 2; ++i)
+      post_atomic(clients[i], IBV_WR_ATOMIC_FETCH_AND_ADD, counter_va, counter_rkey, o.add, 0,
+                  static_cast<std::uint64_t>(k));
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto wcs = clients[i].cq->wait(1, std::chrono::seconds(30));
+      fa_ok = fa_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS && wcs[0].opcode == IBV_WC_FETCH_ADD;
+      if (!wcs.empty()) {
+        lab::show_wc(n, clients[i].role, wcs[0]);
+        j.push_back(lab::wc_json(clients[i].role, wcs[0]));
+      }
+      originals.push_back(clients[i].storage[0]);
+      n.field("original", std::to_string(clients[i].storage[0]));
+    }
+  }
+  const std::uint64_t after_race = owner[0].storage[0];
+  n.say(tr(M("counter"), after_race));
+
+  // CmpSwap twice from client 1: once with the right expectation, once with a stale one.
+  n.step(tr(M("step.cmp_swap")));
+  n.say(tr(M("why.cmp_swap")));
+  bool cas_ok = true;
+  for (const std::uint64_t expect : {after_race, after_race}) {
+    post_atomic(clients[0], IBV_WR_ATOMIC_CMP_AND_SWP, counter_va, counter_rkey, expect, 1000, 99);
+    const auto wcs = lab::poll_and_show(n, clients[0], 1);
+    const std::uint64_t found = clients[0].storage[0];
+    const bool swapped = found == expect;
+    n.say(tr(M("cas_result"), expect, 1000, found, swapped ? tr(M("swapped")) : tr(M("not_swapped"))));
+    cas_ok = cas_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS;
+    j.push_back({{"cmp_swap_compare", expect}, {"found", found}, {"swapped", swapped}});
+  }
+  // After a successful swap the counter is 1000, so the second CmpSwap,
+  // still expecting the pre-swap value, must have failed.
+  cas_ok = cas_ok && owner[0].storage[0] == 1000;
+  n.say(tr(M("counter"), owner[0].storage[0]));
+
+  n.step(tr(M("step.verify")));
+  n.result()["completions"] = j;
+  n.result()["counter_after_race"] = after_race;
+  n.check("fa_ok", tr(M("check.fa_ok")), fa_ok);
+  n.check("total", tr(M("check.total")), after_race == 2 * static_cast<std::uint64_t>(o.iters) * o.add);
+  n.check("unique", tr(M("check.unique")),
+          std::set<std::uint64_t>(originals.begin(), originals.end()).size() == originals.size());
+  n.check("cas", tr(M("check.cas")), cas_ok);
+
+  if (sim::Fabric* fabric = env.fabric()) {
+    fabric->stop_capture();
+    const auto facts = lab::show_wire(n, o.common.capture);
+    std::size_t requests = 0, acks_with_orig = 0;
+    for (const auto& f : n.result()["wire"]["frames"]) {
+      if (f["opcode"] == wire::opcode::kRcFetchAdd || f["opcode"] == wire::opcode::kRcCompareSwap) ++requests;
+      if (f["opcode"] == wire::opcode::kRcAtomicAcknowledge && f.contains("atomic_orig")) ++acks_with_orig;
+    }
+    const auto total = static_cast<std::size_t>(2 * o.iters + 2);
+    n.check("wire", tr(M("check.wire")), requests == total && acks_with_orig == total);
+    n.check("icrc", tr(M("check.icrc")), facts.readable && facts.icrc_all_ok);
+  } else {
+    lab::explain_capture_on_verbs(n);
+  }
+  lab::suggest(n, {tr(M("try.1")), tr(M("try.2"), o.common.capture)});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const auto options = [&](CLI::App& app) {
+    app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))->check(CLI::Range(1, 10000))->capture_default_str();
+    app.add_option("--add", o.add, tr(M("opt.add")))->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  };
+  return lab::run(argc, argv, "lab04", "lab04-atomics", M("desc"), o.common, options,
+                  [&](lab::Narrator& n) { run_lab(n, o); });
+}
