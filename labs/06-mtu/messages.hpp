@@ -1,0 +1,58 @@
+// Lab 06's words, in English and Chinese.
+#pragma once
+
+#include <array>
+#include <span>
+
+#include "rdmalab/i18n/i18n.hpp"
+
+namespace rdmalab::lab06 {
+
+using i18n::Message;
+
+inline constexpr std::array kCatalog{
+    Message{"desc",
+            "Lab 06: path MTU and segmentation. A message larger than the path MTU leaves as "
+            "First, Middle ... Last packets, each with its own PSN; only the First carries the "
+            "RETH, only the Last asks for an ACK.",
+            "实验 06：路径 MTU 与分段。大于路径 MTU 的消息会被拆成 First、Middle……Last 多个报文，"
+            "每个报文有自己的 PSN；只有 First 携带 RETH，只有 Last 请求 ACK。"},
+    Message{"opt.size", "message size in bytes", "消息大小（字节）"},
+    Message{"opt.mtu", "path MTU: 256, 512, 1024, 2048 or 4096", "路径 MTU：256、512、1024、2048 或 4096"},
+    Message{"opt.iters", "number of messages", "消息数量"},
+    Message{"writer", "writer", "写入端"},
+    Message{"target", "target", "目标端"},
+    Message{"step.backend", "choose where the RDMA traffic runs", "选择 RDMA 流量在哪里运行"},
+    Message{"step.plan", "how many packets a message of this size needs at each MTU",
+            "不同 MTU 下，这个大小的消息需要多少个报文"},
+    Message{"plan.row", "MTU {0:>4}: {1:>5} packet(s) {2}", "MTU {0:>4}：{1:>5} 个报文 {2}"},
+    Message{"plan.chosen", "<- this run", "<- 本次运行"},
+    Message{"why.mtu",
+            "the path MTU is the payload per packet (256..4096), set at RTR and never larger than "
+            "the port's active MTU; the Ethernet MTU must hold it plus about 60 bytes of headers",
+            "路径 MTU 指每个报文的负载大小（256..4096），在 RTR 时设置，且不能超过端口当前 MTU；"
+            "以太网 MTU 必须能容纳它再加约 60 字节的各层报文头"},
+    Message{"step.resources", "open the devices", "打开设备"},
+    Message{"step.connect", "connect with the chosen path MTU", "以选定的路径 MTU 建立连接"},
+    Message{"step.write", "post the WRITEs", "提交 WRITE"},
+    Message{"step.poll", "poll the writer's CQ", "轮询写入端的 CQ"},
+    Message{"step.verify", "check the outcome", "检查结果"},
+    Message{"count", "{0}: {1} First, {2} Middle, {3} Last, {4} Only", "{0}：First {1} 个、Middle {2} 个、Last {3} 个、Only {4} 个"},
+    Message{"check.write_ok", "every WRITE completed with IBV_WC_SUCCESS", "每个 WRITE 都以 IBV_WC_SUCCESS 完成"},
+    Message{"check.bytes", "the target holds the bytes", "目标端收到了正确的数据"},
+    Message{"check.segments", "each message went out as ceil(size / MTU) packets: First, Middle..., Last (or Only)",
+            "每条消息都被拆成 ceil(大小 / MTU) 个报文：First、若干 Middle、Last（或 Only）"},
+    Message{"check.payload", "every packet but the last of a message carries exactly one MTU of payload",
+            "除每条消息的最后一个报文外，其余报文的负载都恰好等于一个 MTU"},
+    Message{"check.psn", "the PSNs are consecutive, one per packet", "PSN 连续递增，每个报文一个"},
+    Message{"check.icrc", "every ICRC on the wire is correct", "线路上每个报文的 ICRC 都正确"},
+    Message{"try.1", "-m 256 -s 3072: twelve packets; -m 4096: one WRITE Only",
+            "-m 256 -s 3072：十二个报文；-m 4096：一个 WRITE Only"},
+    Message{"try.2", "-s 1: a 1-byte payload is padded to 4 bytes (BTH PadCnt 3)",
+            "-s 1：1 字节负载被填充到 4 字节（BTH 中 PadCnt 为 3）"},
+};
+
+consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+inline std::span<const Message> catalog() noexcept { return kCatalog; }
+
+}  // namespace rdmalab::lab06
