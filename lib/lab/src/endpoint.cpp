@@ -56,6 +56,15 @@ sim::Fabric* Environment::fabric() const noexcept {
   return s != nullptr ? &s->fabric() : nullptr;
 }
 
+sim::LinkConfig* Environment::link(std::string_view from, std::string_view to) const {
+  auto* s = dynamic_cast<verbs::SimBackend*>(backend.get());
+  if (s == nullptr) return nullptr;
+  sim::Device* a = s->device(from);
+  sim::Device* b = s->device(to);
+  if (a == nullptr || b == nullptr) return nullptr;
+  return &s->fabric().link(*a, *b);
+}
+
 Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBackendOptions sim) {
   sim.fabric.seed = o.seed;
   sim.capture_path = o.capture;

@@ -39,6 +39,12 @@ consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, k
 
 constexpr std::size_t kMaxRows = 60;
 
+nlohmann::json event_json(const dissect::Event& e) {
+  return {{"type", dissect::event_name(e.type)}, {"frame", e.frame},   {"related_frame", e.related_frame},
+          {"psn", e.psn},                        {"code", e.code},     {"count", e.count},
+          {"delta_ns", e.delta_ns},              {"text", dissect::describe(e)}};
+}
+
 }  // namespace
 
 std::span<const i18n::Message> wire_view_catalog() noexcept { return kCatalog; }
@@ -95,7 +101,7 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
     packets.push_back(std::move(f));
     for (const auto& e : rec.events) {
       ++facts.events[std::string(dissect::event_name(e.type))];
-      events.push_back({{"type", dissect::event_name(e.type)}, {"frame", e.frame}});
+      events.push_back(event_json(e));
     }
   }
   // finish() returns every event of the capture; those not attached to a
@@ -108,7 +114,7 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
   });
   for (const auto& e : tail) {
     ++facts.events[std::string(dissect::event_name(e.type))];
-    events.push_back({{"type", dissect::event_name(e.type)}, {"frame", e.frame}});
+    events.push_back(event_json(e));
   }
   n.result()["wire"] = {{"capture", path}, {"packets", facts.packets}, {"icrc_ok", facts.icrc_all_ok},
                         {"frames", packets}, {"events", events}};

@@ -207,6 +207,11 @@ class SimBackendImpl final : public SimBackend {
     throw VerbsError("ibv_open_device", ENODEV, ErrorContext{name, 0, 0, {}}, {});
   }
   sim::Fabric& fabric() noexcept override { return fabric_; }
+  sim::Device* device(std::string_view name) noexcept override {
+    for (sim::Device* d : devices_)
+      if (d->name() == name) return d;
+    return nullptr;
+  }
 
  private:
   sim::Fabric fabric_;

@@ -2,14 +2,83 @@
 
 #include <zlib.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <array>
 #include <cstring>
 
 namespace rdmalab::wire {
 
+#if defined(__x86_64__)
+namespace {
+
+// The same CRC by carry-less multiplication (PCLMULQDQ), about 3-4x faster
+// than zlib: a capture analyser computes it over every byte it reads. This is
+// the folding method of Intel's "Fast CRC Computation for Generic Polynomials
+// Using PCLMULQDQ Instruction" (2009) for the bit-reflected CRC-32, with the
+// folding constants x^(4*128+32), x^(4*128-32), x^(128+32), x^(128-32), x^64
+// mod P and the Barrett constants of that paper (as in Linux's
+// crc32-pclmul_asm.S). `raw` is the CRC register without zlib's inversions.
+#define RDMALAB_CLMUL __attribute__((target("pclmul,sse4.1")))
+
+RDMALAB_CLMUL inline __m128i load128(const std::uint8_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+
+/// x * x^k mod P for both halves of x, added to the next 128 bits.
+RDMALAB_CLMUL inline __m128i fold128(__m128i x, __m128i k, __m128i next) {
+  return _mm_xor_si128(
+      _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
+}
+
+/// n is a multiple of 16 and at least 64.
+RDMALAB_CLMUL std::uint32_t crc32_clmul(std::uint32_t raw, const std::uint8_t* p, std::size_t n) {
+  const __m128i k1k2 = _mm_set_epi64x(0x1c6e41596LL, 0x154442bd4LL);
+  const __m128i k3k4 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
+  const __m128i k5 = _mm_set_epi64x(0, 0x163cd6124LL);
+  const __m128i poly = _mm_set_epi64x(0x1f7011641LL, 0x1db710641LL);  // mu, P'
+  const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
+  __m128i x1 = _mm_xor_si128(load128(p), _mm_cvtsi32_si128(static_cast<int>(raw)));
+  __m128i x2 = load128(p + 16), x3 = load128(p + 32), x4 = load128(p + 48);
+  for (p += 64, n -= 64; n >= 64; p += 64, n -= 64) {  // four lanes, 512 bits per step
+    x1 = fold128(x1, k1k2, load128(p));
+    x2 = fold128(x2, k1k2, load128(p + 16));
+    x3 = fold128(x3, k1k2, load128(p + 32));
+    x4 = fold128(x4, k1k2, load128(p + 48));
+  }
+  x1 = fold128(x1, k3k4, x2);
+  x1 = fold128(x1, k3k4, x3);
+  x1 = fold128(x1, k3k4, x4);
+  for (; n >= 16; p += 16, n -= 16) x1 = fold128(x1, k3k4, load128(p));
+  // 128 -> 64 -> 32 bits, then Barrett reduction modulo P.
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k3k4, 0x10));
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 4),
+                     _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5, 0x00));
+  __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), poly, 0x10);
+  t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
+  return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(x1, t), 1));
+}
+
+bool have_clmul() noexcept {
+  static const bool yes = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+  return yes;
+}
+
+}  // namespace
+#endif
+
 std::uint32_t crc32(std::uint32_t crc, Bytes data) noexcept {
+#if defined(__x86_64__)
+  if (data.size() >= 64 && have_clmul()) {
+    const std::size_t n = data.size() & ~std::size_t{15};
+    crc = ~crc32_clmul(~crc, data.data(), n);
+    data = data.subspan(n);
+  }
+#endif
   // zlib's crc32 is the IEEE 802.3 CRC with the pre- and post-inversion the
-  // ICRC uses, and it is fast; feed it in chunks so any size fits its uInt.
+  // ICRC uses; feed it in chunks so any size fits its uInt.
   while (!data.empty()) {
     const std::size_t n = std::min<std::size_t>(data.size(), 1u << 30);
     crc = static_cast<std::uint32_t>(::crc32(crc, data.data(), static_cast<uInt>(n)));

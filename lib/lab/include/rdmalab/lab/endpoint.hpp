@@ -42,6 +42,8 @@ struct Environment {
   bool simulated = false;
   /// The simulator's fabric (nullptr on real verbs), for link knobs.
   [[nodiscard]] sim::Fabric* fabric() const noexcept;
+  /// The simulated link from one host to another (nullptr on real verbs).
+  [[nodiscard]] sim::LinkConfig* link(std::string_view from, std::string_view to) const;
 };
 [[nodiscard]] Environment open_environment(Narrator& n, const CommonOptions& o,
                                            verbs::SimBackendOptions sim = {});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rdmalab/i18n/i18n.hpp"
+#include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/fabric.hpp"
 #include "rdmalab/verbs/backend.hpp"
 
@@ -31,6 +32,8 @@ class SimBackend : public Backend {
  public:
   /// The fabric, for the simulator's own knobs (links, drops, loss, time).
   [[nodiscard]] virtual sim::Fabric& fabric() noexcept = 0;
+  /// A simulated host's NIC by device name ("sim0"), or nullptr.
+  [[nodiscard]] virtual sim::Device* device(std::string_view name) noexcept = 0;
 };
 
 [[nodiscard]] std::unique_ptr<SimBackend> make_sim_backend(SimBackendOptions options);

@@ -1,0 +1,319 @@
+// The verbs objects of one simulated NIC: device, protection domain, memory
+// region, completion queue, address handle and queue pair.
+//
+// The API mirrors libibverbs so that code written against it reads like verbs
+// code and a backend interface can put real verbs and this simulator behind
+// one facade. It takes and returns the rdma-core structs themselves
+// (ibv_qp_init_attr, ibv_qp_attr, ibv_send_wr, ibv_recv_wr, ibv_sge, ibv_wc,
+// ibv_ah_attr, ibv_port_attr) and keeps the three return conventions of
+// libibverbs, each documented on the function:
+//   - create/alloc/reg return a pointer, or nullptr with errno set;
+//   - modify/post/destroy/dealloc/dereg return 0 or an errno value
+//     (post_* also set *bad_wr to the first work request not posted);
+//   - poll returns the number of completions (never negative here).
+//
+// Ownership: every object is owned by its parent (the fabric owns devices, a
+// device its PDs and CQs, a PD its MRs, QPs and AHs) and keeps its address
+// until it is destroyed. Destroying a parent whose children are alive fails
+// with EBUSY, as in verbs: dealloc_pd() with a live MR or QP, destroy_cq()
+// while a QP uses the CQ. Whatever is left is released with the fabric.
+//
+// Where the CQs, QPs and AHs of a request are named by pointer, the pointers
+// are the ones verbs would use: CompletionQueue::get() gives the ibv_cq* to
+// put in ibv_qp_init_attr::send_cq, AddressHandle::get() the ibv_ah* for
+// ibv_send_wr::wr.ud.ah. Pointers that this device did not hand out are
+// rejected with EINVAL.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "rdmalab/sim/fabric.hpp"
+
+namespace rdmalab::sim {
+
+class Device;
+class ProtectionDomain;
+struct QpImpl;
+
+/// A registered memory region (ibv_reg_mr): a window of the caller's memory
+/// that the NIC may read and write. lkey == rkey, as mlx5 and rxe do.
+class MemoryRegion {
+ public:
+  [[nodiscard]] std::uint32_t lkey() const noexcept { return key_; }
+  [[nodiscard]] std::uint32_t rkey() const noexcept { return key_; }
+  [[nodiscard]] void* addr() const noexcept { return addr_; }
+  [[nodiscard]] std::size_t length() const noexcept { return length_; }
+  /// IBV_ACCESS_* flags given at registration.
+  [[nodiscard]] int access() const noexcept { return access_; }
+  [[nodiscard]] ProtectionDomain& pd() const noexcept { return *pd_; }
+
+  /// The I/O virtual address of the first byte: the address SGEs and remote
+  /// requests use for this region. The user address for reg_mr(), the chosen
+  /// value for reg_mr_iova().
+  [[nodiscard]] std::uint64_t iova() const noexcept { return iova_; }
+
+  /// True when [va, va + len) lies inside the region (VA in IOVA space).
+  [[nodiscard]] bool contains(std::uint64_t va, std::uint64_t len) const noexcept;
+  /// The host address of the byte at `va` (which must be inside).
+  [[nodiscard]] std::uint8_t* host(std::uint64_t va) const noexcept {
+    return static_cast<std::uint8_t*>(addr_) + (va - iova_);
+  }
+
+  MemoryRegion(ProtectionDomain& pd, void* addr, std::size_t length, std::uint64_t iova,
+               int access, std::uint32_t key) noexcept
+      : pd_(&pd), addr_(addr), length_(length), iova_(iova), access_(access), key_(key) {}
+
+ private:
+  ProtectionDomain* pd_;
+  void* addr_;
+  std::size_t length_;
+  std::uint64_t iova_;
+  int access_;
+  std::uint32_t key_;
+};
+
+/// A completion queue (ibv_create_cq) holding up to capacity() completions.
+class CompletionQueue {
+ public:
+  /// ibv_poll_cq: moves up to n completions into wc and returns how many.
+  ///
+  /// When the CQ is empty, poll() first advances the fabric, event by event,
+  /// until a completion arrives here or the fabric is idle, so that the usual
+  /// busy-polling loop `while (cq.poll(1, &wc) == 0) {}` makes virtual time
+  /// pass. It returns 0 only when nothing is left to happen: a real program
+  /// would spin forever at that point, so treat 0 as "hung".
+  [[nodiscard]] int poll(int n, ibv_wc* wc);
+  /// Like poll() but never advances the fabric (what ibv_poll_cq does on an
+  /// empty CQ of a real device).
+  [[nodiscard]] int poll_now(int n, ibv_wc* wc) noexcept;
+
+  /// The handle to name this CQ in ibv_qp_init_attr.
+  [[nodiscard]] ibv_cq* get() noexcept { return &raw_; }
+  [[nodiscard]] int capacity() const noexcept { return static_cast<int>(ring_.size()); }
+  /// Completions waiting to be polled.
+  [[nodiscard]] int size() const noexcept { return static_cast<int>(count_); }
+  /// True once a completion was lost because the CQ was full (a CQ overrun:
+  /// on a real device, IBV_EVENT_CQ_ERR).
+  [[nodiscard]] bool overrun() const noexcept { return overrun_; }
+
+  CompletionQueue(Device& device, int cqe);
+
+ private:
+  friend struct Engine;
+  friend struct QpImpl;
+  friend class Device;
+  friend class ProtectionDomain;
+  void push(const ibv_wc& wc) noexcept;
+
+  Device* device_;
+  ibv_cq raw_{};
+  std::vector<ibv_wc> ring_;
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
+  bool overrun_ = false;
+  int users_ = 0;  // QPs using this CQ
+};
+
+/// An address handle (ibv_create_ah) naming a UD destination by its GID.
+class AddressHandle {
+ public:
+  [[nodiscard]] ibv_ah* get() noexcept { return &raw_; }
+  [[nodiscard]] const ibv_ah_attr& attr() const noexcept { return attr_; }
+  AddressHandle(const ibv_ah_attr& attr, Device& dest) noexcept : attr_(attr), dest_(&dest) {}
+
+ private:
+  friend struct Engine;
+  friend struct QpImpl;
+  ibv_ah raw_{};
+  ibv_ah_attr attr_;
+  Device* dest_;
+};
+
+/// A queue pair (ibv_create_qp) of type IBV_QPT_RC, IBV_QPT_UC or IBV_QPT_UD.
+class QueuePair {
+ public:
+  [[nodiscard]] std::uint32_t qp_num() const noexcept;
+  [[nodiscard]] ibv_qp_type qp_type() const noexcept;
+  [[nodiscard]] ibv_qp_state state() const noexcept;
+
+  /// ibv_modify_qp: returns 0 or an errno value. EINVAL when the transition
+  /// is not allowed from the current state, a required attribute of the
+  /// transition is missing from `mask`, an attribute not allowed in it is
+  /// present, or a value is out of range (path MTU above the port MTU,
+  /// timeout > 31, retry_cnt or rnr_retry > 7, unknown destination GID).
+  /// Required attributes (man ibv_modify_qp):
+  ///   RESET->INIT  RC/UC: PKEY_INDEX, PORT, ACCESS_FLAGS;  UD: PKEY_INDEX, PORT, QKEY
+  ///   INIT->RTR    RC: AV, PATH_MTU, DEST_QPN, RQ_PSN, MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER
+  ///                UC: AV, PATH_MTU, DEST_QPN, RQ_PSN;  UD: none
+  ///   RTR->RTS     RC: SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC
+  ///                UC/UD: SQ_PSN
+  /// Any state -> RESET or ERR is always allowed; RESET empties both queues
+  /// without completions, ERR flushes them (IBV_WC_WR_FLUSH_ERR).
+  [[nodiscard]] int modify(const ibv_qp_attr& attr, int mask);
+  /// ibv_query_qp: fills the attributes (all of them, whatever the mask).
+  [[nodiscard]] int query(ibv_qp_attr& attr, int mask, ibv_qp_init_attr& init) const;
+
+  /// ibv_post_send: returns 0 or an errno value and sets *bad_wr to the
+  /// first work request not posted. EINVAL: QP in RESET, INIT or RTR, an
+  /// opcode the QP type does not support, too many SGEs, inline data larger
+  /// than max_inline_data, a UD message larger than the path MTU, an unknown
+  /// AH. ENOMEM: the send queue is full. A bad lkey or an SGE outside its MR
+  /// is not a post error: as on real NICs the request completes with
+  /// IBV_WC_LOC_PROT_ERR and the QP goes to the error state. In ERR the
+  /// request is accepted and flushed (IBV_WC_WR_FLUSH_ERR).
+  [[nodiscard]] int post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr);
+  /// ibv_post_recv: EINVAL in RESET or with too many SGEs, ENOMEM when the
+  /// receive queue is full.
+  [[nodiscard]] int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+
+  /// Simulator-only knobs of a QP, set before traffic starts.
+  struct Options {
+    /// Adaptive-routing mode of recent NICs (a model of vendor behaviour,
+    /// not IBTA): every packet of an RDMA WRITE carries its own RETH (WRITE
+    /// Only) so the responder can place it wherever it arrives; the
+    /// responder accepts packets up to `ar_window` PSNs ahead of the
+    /// expected one and sends a sequence-error NAK only when a hole stays
+    /// open for `ar_nak_timeout_ns`. Both ends must enable it.
+    bool adaptive_routing = false;
+    std::uint32_t ar_window = 256;
+    Time ar_nak_timeout_ns = 20 * kMicrosecond;
+  };
+  void set_options(const Options& options) noexcept;
+  [[nodiscard]] const Options& options() const noexcept;
+
+  /// Counters of this QP, for labs and tests.
+  struct Stats {
+    std::uint64_t packets_sent = 0;
+    std::uint64_t retransmitted_packets = 0;
+    std::uint64_t timeouts = 0;
+    std::uint64_t naks_sent = 0;
+    std::uint64_t naks_received = 0;
+    std::uint64_t rnr_naks_sent = 0;
+    std::uint64_t rnr_naks_received = 0;
+    std::uint64_t acks_sent = 0;
+    std::uint64_t duplicates_received = 0;
+    std::uint64_t out_of_sequence_dropped = 0;
+  };
+  [[nodiscard]] const Stats& stats() const noexcept;
+
+  explicit QueuePair(std::unique_ptr<QpImpl> impl);
+  ~QueuePair();
+  QueuePair(const QueuePair&) = delete;
+  QueuePair& operator=(const QueuePair&) = delete;
+
+  [[nodiscard]] QpImpl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<QpImpl> impl_;
+};
+
+/// A protection domain (ibv_alloc_pd): MRs and QPs of one PD only see each
+/// other.
+class ProtectionDomain {
+ public:
+  /// ibv_reg_mr: nullptr with errno EINVAL on a null address, zero length,
+  /// or REMOTE_WRITE/REMOTE_ATOMIC without LOCAL_WRITE (as verbs requires).
+  [[nodiscard]] MemoryRegion* reg_mr(void* addr, std::size_t length, int access);
+  /// ibv_reg_mr_iova: the region is addressed as [iova, iova + length) by
+  /// SGEs and remote requests. Fixed IOVAs make captures independent of
+  /// where the heap put the buffers (byte-identical pcaps across runs).
+  [[nodiscard]] MemoryRegion* reg_mr_iova(void* addr, std::size_t length, std::uint64_t iova,
+                                          int access);
+  /// ibv_dereg_mr: 0, or EINVAL for an MR of another PD.
+  [[nodiscard]] int dereg_mr(MemoryRegion* mr);
+
+  /// ibv_create_qp: nullptr with errno EINVAL (unknown CQ, unsupported type,
+  /// zero-sized queue, caps above the device limits).
+  [[nodiscard]] QueuePair* create_qp(const ibv_qp_init_attr& attr);
+  /// ibv_destroy_qp: 0, or EINVAL for a QP of another PD.
+  [[nodiscard]] int destroy_qp(QueuePair* qp);
+
+  /// ibv_create_ah: nullptr with errno EINVAL when no host has the GID.
+  [[nodiscard]] AddressHandle* create_ah(const ibv_ah_attr& attr);
+  [[nodiscard]] int destroy_ah(AddressHandle* ah);
+
+  [[nodiscard]] Device& device() const noexcept { return *device_; }
+  [[nodiscard]] ibv_pd* get() noexcept { return &raw_; }
+
+  explicit ProtectionDomain(Device& device) noexcept : device_(&device) {}
+
+ private:
+  friend class Device;
+  friend struct Engine;
+  Device* device_;
+  ibv_pd raw_{};
+  std::vector<std::unique_ptr<MemoryRegion>> mrs_;
+  std::vector<std::unique_ptr<QueuePair>> qps_;
+  std::vector<std::unique_ptr<AddressHandle>> ahs_;
+};
+
+/// Limits of the simulated device (ibv_query_device).
+struct DeviceLimits {
+  int max_qp_wr = 16384;
+  int max_sge = 32;
+  int max_cqe = 1 << 20;
+  std::uint32_t max_inline_data = 256;
+  std::uint8_t max_qp_rd_atom = 16;
+  std::uint32_t max_msg_sz = 1u << 31;
+};
+
+/// One simulated NIC with a single port (port 1) and one GID (index 0).
+class Device {
+ public:
+  [[nodiscard]] const std::string& name() const noexcept { return config_.name; }
+  [[nodiscard]] const HostConfig& config() const noexcept { return config_; }
+  [[nodiscard]] const DeviceLimits& limits() const noexcept { return limits_; }
+  [[nodiscard]] Fabric& fabric() const noexcept { return *fabric_; }
+
+  /// ibv_query_port: state ACTIVE, max_mtu and active_mtu from the port MTU,
+  /// gid_tbl_len 1, link layer Ethernet.
+  [[nodiscard]] ibv_port_attr query_port(std::uint8_t port = 1) const noexcept;
+  /// ibv_query_gid: index 0 is the host's IP as a RoCEv2 GID (IPv4-mapped
+  /// for IPv4). Any other index gives an all-zero GID.
+  [[nodiscard]] ibv_gid gid(int index = 0) const noexcept;
+
+  /// ibv_alloc_pd.
+  [[nodiscard]] ProtectionDomain* alloc_pd();
+  /// ibv_dealloc_pd: 0, EBUSY while MRs, QPs or AHs of the PD exist,
+  /// EINVAL for a PD of another device.
+  [[nodiscard]] int dealloc_pd(ProtectionDomain* pd);
+  /// ibv_create_cq: nullptr with errno EINVAL when cqe < 1 or too large.
+  [[nodiscard]] CompletionQueue* create_cq(int cqe);
+  /// ibv_destroy_cq: 0, EBUSY while a QP uses it, EINVAL if not ours.
+  [[nodiscard]] int destroy_cq(CompletionQueue* cq);
+
+  Device(Fabric& fabric, HostConfig config, std::uint32_t index);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+ private:
+  friend struct Engine;
+  friend struct QpImpl;
+  friend class ProtectionDomain;
+  friend class QueuePair;
+  Fabric* fabric_;
+  HostConfig config_;
+  DeviceLimits limits_;
+  std::uint32_t index_;
+  std::uint32_t next_qpn_ = 0x11;  // rxe starts its QP numbers at 0x11
+  std::uint32_t next_key_ = 1;
+  std::vector<std::unique_ptr<ProtectionDomain>> pds_;
+  std::vector<std::unique_ptr<CompletionQueue>> cqs_;
+  std::unordered_map<std::uint32_t, QpImpl*> qps_;           // by QP number
+  std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;     // by key
+  std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle
+};
+
+/// Bytes of payload per packet for an ibv_mtu value (IBV_MTU_1024 -> 1024),
+/// 0 for an invalid value.
+[[nodiscard]] std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept;
+
+}  // namespace rdmalab::sim

@@ -1,0 +1,210 @@
+// The simulated RoCEv2 fabric: hosts, links, virtual time and the capture.
+//
+// A Fabric owns a virtual clock (nanoseconds), one event queue, the simulated
+// hosts (each a NIC model, see device.hpp) and one link model per direction
+// between two hosts. Nothing happens in wall time: a packet "takes" 1 us of
+// propagation because an event is scheduled 1000 ns later on the virtual
+// clock, and a 1 s ACK timeout costs nothing but one event. The simulation
+// advances only when asked: Fabric::step(), run(), run_for(), run_until(), or
+// CompletionQueue::poll() when the CQ is empty (see device.hpp).
+//
+// Every packet is a real RoCEv2 frame. The sender builds it with
+// wire::encode_frame() (Ethernet, IPv4 or IPv6, UDP 4791, BTH, extension
+// headers, payload, pad, ICRC) and the receiver parses those bytes with
+// wire::decode_frame(): the responder never sees anything but the bytes on
+// the wire. With a capture file open, every frame put on a link is written to
+// it with its virtual transmit time.
+//
+// Determinism: all randomness (loss, jitter, reordering, path choice) comes
+// from one splitmix64 generator per link, seeded from FabricConfig::seed and
+// the link's endpoints, using integer arithmetic only. The same program with
+// the same seed gives the same capture, byte for byte, on any platform.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdmalab/wire/frame.hpp"
+
+namespace rdmalab::capture {
+class PcapWriter;
+}
+
+namespace rdmalab::sim {
+
+/// Virtual time in nanoseconds since the fabric was created.
+using Time = std::int64_t;
+
+inline constexpr Time kNanosecond = 1;
+inline constexpr Time kMicrosecond = 1000;
+inline constexpr Time kMillisecond = 1000 * kMicrosecond;
+inline constexpr Time kSecond = 1000 * kMillisecond;
+/// "No deadline".
+inline constexpr Time kForever = INT64_MAX;
+
+/// An explicit drop on one direction of a link: a tool to stage exactly the
+/// loss a lab wants to show. Rules are checked in order for every packet
+/// offered to the link; the first rule that matches drops the packet.
+struct DropRule {
+  enum class Kind : std::uint8_t {
+    Psn,        // request packets (not ACKs/responses) carrying this PSN
+    Responses,  // ACK, NAK, atomic ACK and READ response packets
+    Opcode,     // packets with this BTH opcode
+    Nth,        // the n-th packet offered to this direction (1-based)
+    AfterNth,   // every packet after the first n (a dead link or peer)
+  };
+  Kind kind = Kind::Psn;
+  std::uint32_t value = 0;  // PSN, opcode or n
+  /// How many more packets this rule may drop; 0 means no limit.
+  std::uint32_t times = 1;
+  /// Packets this rule has dropped so far (updated by the fabric).
+  std::uint32_t dropped = 0;
+
+  /// "Drop PSN p once" (or `times` times; 0 = every time).
+  [[nodiscard]] static DropRule psn(std::uint32_t p, std::uint32_t times = 1) {
+    return {Kind::Psn, p, times, 0};
+  }
+  /// "Drop all ACKs" (times = 0) or the first `times` of them.
+  [[nodiscard]] static DropRule responses(std::uint32_t times = 0) {
+    return {Kind::Responses, 0, times, 0};
+  }
+  [[nodiscard]] static DropRule opcode(std::uint8_t op, std::uint32_t times = 0) {
+    return {Kind::Opcode, op, times, 0};
+  }
+  /// "Drop the n-th packet" on this direction.
+  [[nodiscard]] static DropRule nth(std::uint32_t n) { return {Kind::Nth, n, 1, 0}; }
+  /// Drop everything after the first n packets (cut the link).
+  [[nodiscard]] static DropRule after(std::uint32_t n) { return {Kind::AfterNth, n, 0, 0}; }
+};
+
+/// The model of one direction of a link (host A -> host B).
+///
+/// A packet is serialised at `rate_bps` (the sender's port: one packet at a
+/// time), then travels for `delay_ns` plus its path's extra delay plus a
+/// uniformly random jitter in [0, jitter_ns]. Packets of one QP take one path
+/// (ECMP hashes the UDP source port) unless `adaptive_routing` is on, in which
+/// case each packet takes a random path: with unequal path delays they arrive
+/// out of order, as on a fabric with adaptive routing.
+struct LinkConfig {
+  double rate_bps = 100e9;
+  Time delay_ns = 1 * kMicrosecond;
+  /// Probability that a packet is lost (independently).
+  double loss = 0.0;
+  /// Probability that a packet is delivered twice.
+  double duplicate = 0.0;
+  /// Uniform random extra delay in [0, jitter_ns]; reorders packets when it
+  /// exceeds the serialisation time.
+  Time jitter_ns = 0;
+  /// Probability that a packet is held back by `reorder_delay_ns` (so that
+  /// later packets overtake it).
+  double reorder = 0.0;
+  Time reorder_delay_ns = 10 * kMicrosecond;
+  /// Extra delay of each parallel path; empty means one path.
+  std::vector<Time> path_extra_ns;
+  /// Spread the packets of every flow over all paths.
+  bool adaptive_routing = false;
+  std::vector<DropRule> drops;
+};
+
+/// One simulated host: its name and addresses. The IP address is IPv4 or
+/// IPv6; it is the host's RoCEv2 GID (index 0), IPv4-mapped for IPv4.
+struct HostConfig {
+  std::string name;
+  wire::MacAddress mac{};
+  wire::IpAddress ip;
+  /// Port MTU (the largest path MTU a QP may use), in bytes: 256 .. 4096.
+  std::uint32_t port_mtu = 4096;
+  /// Time the NIC needs to produce one packet, on top of the link's
+  /// serialisation time. 0 for a hardware NIC at line rate; tens of
+  /// microseconds model a software NIC such as Soft-RoCE.
+  Time tx_packet_ns = 0;
+};
+
+/// Deviations from the IBTA that reproduce Soft-RoCE (rdma_rxe) behaviour.
+struct RxeCompat {
+  /// rxe never decrements a retry_cnt of 7, so 7 means "retry forever".
+  /// The IBTA makes only rnr_retry 7 infinite; off by default.
+  bool retry_cnt_7_infinite = false;
+};
+
+struct FabricConfig {
+  std::uint64_t seed = 1;
+  /// The link model used for every direction not configured explicitly.
+  LinkConfig default_link;
+  /// How long a responder may hold an ACK to cover more packets (ACK
+  /// coalescing, allowed by the IBTA). 0: one ACK per AckReq packet, as rxe.
+  Time ack_coalesce_ns = 0;
+  /// Check the ICRC of every received frame; a bad ICRC drops the packet.
+  /// Costs one CRC-32 over each frame.
+  bool verify_icrc = true;
+  RxeCompat rxe;
+};
+
+/// Counters of the whole fabric.
+struct FabricStats {
+  std::uint64_t packets_sent = 0;       // frames put on a link
+  std::uint64_t packets_delivered = 0;  // frames handed to a receiving NIC
+  std::uint64_t packets_dropped = 0;    // lost, by rules or randomly
+  std::uint64_t payload_bytes_sent = 0;
+  std::uint64_t bad_icrc = 0;
+  std::uint64_t events = 0;
+};
+
+class Device;
+struct Engine;
+
+/// The simulated network. Not copyable or movable: devices and their
+/// objects keep references to it.
+class Fabric {
+ public:
+  explicit Fabric(FabricConfig config = {});
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  /// Adds a host with its NIC. The reference stays valid as long as the
+  /// fabric lives.
+  Device& add_host(const HostConfig& config);
+
+  /// The model of the direction from -> to (created from the default on
+  /// first use). Change it at any time; it applies to packets sent later.
+  LinkConfig& link(const Device& from, const Device& to);
+
+  /// Writes every frame put on the wire to a pcap file with nanosecond
+  /// virtual timestamps. snaplen 0 keeps whole frames; a small snap length
+  /// (e.g. 128) keeps headers only, for big transfers. Throws
+  /// capture::CaptureError when the file cannot be created.
+  void start_capture(const std::string& path, std::uint32_t snaplen = 0);
+  /// Flushes and closes the capture file.
+  void stop_capture();
+
+  /// Virtual time now.
+  [[nodiscard]] Time now() const noexcept;
+  /// Processes the next event. Returns false when nothing is scheduled (the
+  /// fabric is idle).
+  bool step();
+  /// Runs until idle or until virtual time would pass `deadline`. Returns
+  /// true when the fabric became idle. A QP retrying forever (rnr_retry 7)
+  /// never lets the fabric become idle: give a deadline.
+  bool run(Time deadline = kForever);
+  /// Runs for `duration` of virtual time (events up to now + duration).
+  void run_for(Time duration);
+  /// Runs until `pred()` holds (checked after each event), the fabric is
+  /// idle or the deadline passes; returns pred().
+  bool run_until(const std::function<bool()>& pred, Time deadline = kForever);
+
+  [[nodiscard]] const FabricStats& stats() const noexcept;
+  [[nodiscard]] const FabricConfig& config() const noexcept;
+
+  /// The engine shared by the fabric's objects (internal).
+  [[nodiscard]] Engine& engine() noexcept { return *engine_; }
+
+ private:
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace rdmalab::sim

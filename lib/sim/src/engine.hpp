@@ -1,0 +1,289 @@
+// Internal: the event loop, the links and the queue-pair engine.
+//
+// Not installed, not part of the API: the public classes in
+// include/rdmalab/sim/ are thin handles over these structures.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/sim/device.hpp"
+#include "rdmalab/sim/fabric.hpp"
+#include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/psn.hpp"
+
+namespace rdmalab::sim {
+
+/// splitmix64 (Steele, Lea, Flood 2014): tiny, fast, and the same numbers on
+/// every platform, unlike std::uniform_*_distribution.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed = 0) noexcept : state_(seed) {}
+  std::uint64_t next() noexcept {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// True with probability p, decided on 53 random bits.
+  bool chance(double p) noexcept {
+    if (p <= 0.0) return false;
+    return static_cast<double>(next() >> 11) * 0x1.0p-53 < p;
+  }
+  /// Uniform in [0, n] (n >= 0).
+  std::int64_t upto(std::int64_t n) noexcept {
+    if (n <= 0) return 0;
+    return static_cast<std::int64_t>(next() % (static_cast<std::uint64_t>(n) + 1));
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// One direction of a link with its state.
+struct Link {
+  LinkConfig cfg;
+  Rng rng;
+  Time busy_until = 0;
+  std::uint64_t offered = 0;  // packets offered so far (for DropRule::Nth)
+  std::uint32_t to = 0;       // receiving device index
+};
+
+enum class EventKind : std::uint8_t { Arrival, QpTx, AckTimer, RnrTimer, AckFlush, ArTimer };
+
+struct Event {
+  Time time;
+  std::uint64_t seq;  // FIFO among events of the same time: determinism
+  EventKind kind;
+  std::uint32_t a;    // QP id, or buffer index for Arrival
+  std::uint64_t b;    // generation, or (device << 32 | length) for Arrival
+};
+
+/// A send work request as the requester keeps it.
+struct SendWqe {
+  std::uint64_t wr_id = 0;
+  ibv_wr_opcode opcode = IBV_WR_SEND;
+  unsigned flags = 0;
+  std::uint32_t imm = 0;  // network order as given, or the rkey to invalidate
+  std::uint64_t remote_addr = 0;
+  std::uint32_t rkey = 0;
+  std::uint64_t compare_add = 0;
+  std::uint64_t swap = 0;
+  AddressHandle* ah = nullptr;
+  std::uint32_t remote_qpn = 0;
+  std::uint32_t remote_qkey = 0;
+  int num_sge = 0;          // SGEs in this slot's SGE area (0 for inline)
+  bool is_inline = false;   // payload copied into this slot's inline area
+  std::uint32_t length = 0;
+  // Transmission state.
+  bool started = false;     // PSNs assigned, local SGEs checked
+  bool done = false;        // READ data / atomic result arrived
+  std::uint32_t psn = 0;    // first PSN
+  std::uint32_t npkts = 1;  // PSNs it takes
+  std::uint32_t received = 0;  // READ: response packets placed in order
+  bool regap = false;          // READ: re-requested from regap_psn already
+  std::uint32_t regap_psn = 0;
+};
+
+struct RecvWqe {
+  std::uint64_t wr_id = 0;
+  int num_sge = 0;
+  std::uint64_t length = 0;  // total bytes the SGEs hold
+  bool valid = true;         // every SGE inside an MR with local write
+};
+
+/// Something the responder side has to put on the wire.
+struct RespItem {
+  enum class Kind : std::uint8_t { Ack, AtomicAck, ReadResponse } kind = Kind::Ack;
+  std::uint32_t psn = 0;
+  std::uint8_t syndrome = 0;
+  std::uint32_t msn = 0;
+  std::uint64_t orig = 0;  // atomic
+  // READ response stream.
+  std::uint64_t va = 0;
+  std::uint32_t length = 0;  // bytes left to send
+  std::uint32_t total = 0;
+  bool first = true;
+};
+
+/// Responder resources for one READ or atomic (IBTA 9.7.5.1.4: kept so
+/// that a duplicate request is answered again).
+struct RdAtomicResource {
+  bool atomic = false;
+  std::uint32_t psn = 0;
+  std::uint32_t npkts = 1;
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t length = 0;
+  std::uint64_t orig = 0;
+};
+
+struct Engine;
+
+/// The state of one QP: requester and responder.
+struct QpImpl {
+  Engine* engine = nullptr;
+  Device* device = nullptr;
+  ProtectionDomain* pd = nullptr;
+  QueuePair* handle = nullptr;
+  std::uint32_t id = 0;  // index in Engine::qps
+  std::uint32_t qpn = 0;
+  ibv_qp_type type = IBV_QPT_RC;
+  ibv_qp_state state = IBV_QPS_RESET;
+  CompletionQueue* send_cq = nullptr;
+  CompletionQueue* recv_cq = nullptr;
+  ibv_qp_cap cap{};
+  bool sig_all = false;
+  QueuePair::Options options;
+  QueuePair::Stats stats;
+
+  // Attributes from modify().
+  ibv_qp_attr attr{};
+  std::uint32_t mtu = 1024;
+  Device* peer = nullptr;  // RC/UC destination
+  Link* link = nullptr;    // RC/UC egress link
+  wire::FrameSpec spec;    // RC/UC frame template
+
+  // Send queue: a ring of cap.max_send_wr slots, each with room for
+  // max_send_sge SGEs and max_inline_data bytes.
+  std::vector<SendWqe> sq;
+  std::vector<ibv_sge> sq_sge;
+  std::vector<std::uint8_t> sq_inline;
+  std::size_t sq_head = 0;   // oldest WQE not completed
+  std::size_t sq_count = 0;  // WQEs in the ring
+  std::size_t tx_index = 0;  // WQE to transmit next, counted from sq_head
+  std::uint32_t tx_pkt = 0;  // packet of that WQE to transmit next
+  std::size_t started = 0;   // WQEs with PSNs assigned, counted from sq_head
+
+  // Requester PSN state.
+  std::uint32_t next_psn = 0;  // first PSN of the next new WQE
+  std::uint32_t una = 0;       // oldest PSN not acknowledged
+  std::uint32_t sent_hw = 0;   // one past the highest PSN sent so far
+  int retry_left = 0;
+  int rnr_left = 0;
+  bool rnr_wait = false;
+  std::uint64_t ack_gen = 0;
+  bool ack_armed = false;
+  std::uint64_t rnr_gen = 0;
+  int rd_atomic_outstanding = 0;
+  bool reread = false;            // re-request the READ starting at reread_psn
+  std::uint32_t reread_psn = 0;
+
+  // Receive queue.
+  std::vector<RecvWqe> rq;
+  std::vector<ibv_sge> rq_sge;
+  std::size_t rq_head = 0;
+  std::size_t rq_count = 0;
+
+  // Responder state.
+  std::uint32_t epsn = 0;
+  std::uint32_t msn = 0;
+  bool nak_sent = false;
+  bool in_send = false;      // a multi-packet SEND is in progress
+  bool in_write = false;     // a multi-packet WRITE is in progress
+  std::uint64_t recv_offset = 0;
+  std::uint64_t write_va = 0;
+  std::uint32_t write_left = 0;
+  std::uint32_t write_total = 0;
+  MemoryRegion* write_mr = nullptr;
+  bool uc_drop = false;      // UC: discard packets until the next First/Only
+  std::vector<RdAtomicResource> resources;
+  std::size_t resource_next = 0;
+  std::deque<RespItem> resp;
+  bool ack_pending = false;  // coalesced ACK waiting in `pending_ack`
+  RespItem pending_ack;
+  // Adaptive routing: PSNs ahead of epsn already placed, by offset from epsn.
+  std::vector<std::uint8_t> ar_seen;  // ring of options.ar_window flags
+  std::size_t ar_base = 0;            // ring index of epsn
+  std::uint64_t ar_gen = 0;
+  bool ar_armed = false;
+
+  bool tx_scheduled = false;
+  Time next_tx = 0;
+  std::vector<std::uint8_t> scratch;  // gather buffer of one MTU
+
+  // --- engine.cpp / qp.cpp ---
+  void pump();
+  bool send_one();
+  bool requester_can_send() const noexcept;
+  void send_request_packet();
+  void send_response_item();
+  void receive(const wire::Frame& frame, wire::Bytes bytes);
+  void on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
+  void on_response(const wire::IbPacket& p);
+  void on_ack_timer(std::uint64_t gen);
+  void on_rnr_timer(std::uint64_t gen);
+  void on_ar_timer(std::uint64_t gen);
+  void flush_ack();
+  void enter_error(ibv_wc_status first_status);
+  void flush_all(ibv_wc_status first_status);
+  void complete_send(SendWqe& w, ibv_wc_status status);
+  void retire();
+  void ack_upto(std::uint32_t psn);
+  void restart_from(std::uint32_t psn);
+  void arm_ack_timer();
+  void queue_ack(std::uint32_t psn, std::uint8_t syndrome, bool coalesce);
+  bool check_local(SendWqe& w, std::size_t slot);
+  std::size_t gather(std::size_t slot, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
+                     const std::uint8_t*& out);
+  bool scatter_recv(std::size_t slot, std::uint64_t offset, wire::Bytes data);
+  void complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op,
+                     unsigned flags, std::uint32_t imm, std::uint32_t src_qp);
+  MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
+                          int need) const;
+  void reset_queues();
+  void ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
+  void ar_advance();
+
+  [[nodiscard]] SendWqe& wqe_at(std::size_t from_head) noexcept {
+    return sq[(sq_head + from_head) % sq.size()];
+  }
+  [[nodiscard]] std::size_t slot_at(std::size_t from_head) const noexcept {
+    return (sq_head + from_head) % sq.size();
+  }
+  [[nodiscard]] std::uint32_t last_psn(const SendWqe& w) const noexcept {
+    return wire::psn_add(w.psn, static_cast<std::int64_t>(w.npkts) - 1);
+  }
+  [[nodiscard]] bool is_rd_atomic(const SendWqe& w) const noexcept {
+    return w.opcode == IBV_WR_RDMA_READ || w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+           w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+  }
+  [[nodiscard]] Time ack_timeout_ns() const noexcept;
+};
+
+struct Engine {
+  explicit Engine(FabricConfig c) : cfg(std::move(c)) {}
+
+  FabricConfig cfg;
+  Time now = 0;
+  std::uint64_t seq = 0;
+  std::vector<Event> heap;
+  std::vector<std::unique_ptr<Device>> devices;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Link>> links;
+  std::vector<QpImpl*> qps;  // by id; nullptr once destroyed
+  std::vector<std::vector<std::uint8_t>> buffers;
+  std::vector<std::uint32_t> free_buffers;
+  std::unique_ptr<capture::PcapWriter> pcap;
+  FabricStats stats;
+  std::uint16_t ip_id = 0;
+
+  void schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b);
+  bool step();
+  Link& link(std::uint32_t from, std::uint32_t to);
+  std::uint32_t take_buffer(std::size_t size);
+  void release_buffer(std::uint32_t index) { free_buffers.push_back(index); }
+  /// Encodes `spec` and offers it to `link`: capture, drop rules, loss,
+  /// serialisation, path and arrival event.
+  void transmit(Link& link, wire::FrameSpec& spec);
+  void deliver(std::uint32_t buffer, std::uint32_t device, std::size_t length);
+  Device* device_by_gid(const ibv_gid& gid) const noexcept;
+  std::uint32_t device_index(const Device& d) const noexcept;
+};
+
+}  // namespace rdmalab::sim

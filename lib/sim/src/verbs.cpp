@@ -1,0 +1,571 @@
+// The control plane of the simulated NIC: object creation and destruction,
+// ibv_modify_qp's state machine and the checks done when a request is posted.
+#include <cerrno>
+#include <cstring>
+
+#include "engine.hpp"
+
+namespace rdmalab::sim {
+
+std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept {
+  switch (mtu) {
+    case IBV_MTU_256: return 256;
+    case IBV_MTU_512: return 512;
+    case IBV_MTU_1024: return 1024;
+    case IBV_MTU_2048: return 2048;
+    case IBV_MTU_4096: return 4096;
+  }
+  return 0;
+}
+
+namespace {
+
+ibv_mtu mtu_enum(std::uint32_t bytes) noexcept {
+  if (bytes >= 4096) return IBV_MTU_4096;
+  if (bytes >= 2048) return IBV_MTU_2048;
+  if (bytes >= 1024) return IBV_MTU_1024;
+  if (bytes >= 512) return IBV_MTU_512;
+  return IBV_MTU_256;
+}
+
+template <class T>
+bool erase_owned(std::vector<std::unique_ptr<T>>& v, const T* p) {
+  for (auto it = v.begin(); it != v.end(); ++it)
+    if (it->get() == p) {
+      v.erase(it);
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+// --- MemoryRegion, CompletionQueue -------------------------------------------
+
+bool MemoryRegion::contains(std::uint64_t va, std::uint64_t len) const noexcept {
+  return va >= iova_ && len <= length_ && va - iova_ <= length_ - len;
+}
+
+CompletionQueue::CompletionQueue(Device& device, int cqe)
+    : device_(&device), ring_(static_cast<std::size_t>(cqe)) {
+  raw_.cqe = cqe;
+}
+
+void CompletionQueue::push(const ibv_wc& wc) noexcept {
+  if (count_ == ring_.size()) {
+    overrun_ = true;
+    return;
+  }
+  ring_[(head_ + count_) % ring_.size()] = wc;
+  ++count_;
+}
+
+int CompletionQueue::poll_now(int n, ibv_wc* wc) noexcept {
+  int got = 0;
+  while (got < n && count_ > 0) {
+    wc[got++] = ring_[head_];
+    head_ = (head_ + 1) % ring_.size();
+    --count_;
+  }
+  return got;
+}
+
+int CompletionQueue::poll(int n, ibv_wc* wc) {
+  Engine& e = device_->fabric().engine();
+  while (count_ == 0 && e.step()) {
+  }
+  return poll_now(n, wc);
+}
+
+// --- Device -------------------------------------------------------------------
+
+Device::Device(Fabric& fabric, HostConfig config, std::uint32_t index)
+    : fabric_(&fabric), config_(std::move(config)), index_(index) {}
+Device::~Device() = default;
+
+ibv_port_attr Device::query_port(std::uint8_t port) const noexcept {
+  ibv_port_attr a{};
+  if (port != 1) return a;
+  a.state = IBV_PORT_ACTIVE;
+  a.max_mtu = mtu_enum(config_.port_mtu);
+  a.active_mtu = mtu_enum(config_.port_mtu);
+  a.gid_tbl_len = 1;
+  a.pkey_tbl_len = 1;
+  a.max_msg_sz = limits_.max_msg_sz;
+  a.link_layer = IBV_LINK_LAYER_ETHERNET;
+  a.phys_state = 5;  // LinkUp
+  return a;
+}
+
+ibv_gid Device::gid(int index) const noexcept {
+  ibv_gid g{};
+  if (index == 0) std::memcpy(g.raw, config_.ip.bytes.data(), sizeof g.raw);
+  return g;
+}
+
+ProtectionDomain* Device::alloc_pd() {
+  pds_.push_back(std::make_unique<ProtectionDomain>(*this));
+  return pds_.back().get();
+}
+
+int Device::dealloc_pd(ProtectionDomain* pd) {
+  if (pd == nullptr || &pd->device() != this) return EINVAL;
+  if (!pd->mrs_.empty() || !pd->qps_.empty() || !pd->ahs_.empty()) return EBUSY;
+  return erase_owned(pds_, pd) ? 0 : EINVAL;
+}
+
+CompletionQueue* Device::create_cq(int cqe) {
+  if (cqe < 1 || cqe > limits_.max_cqe) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  cqs_.push_back(std::make_unique<CompletionQueue>(*this, cqe));
+  return cqs_.back().get();
+}
+
+int Device::destroy_cq(CompletionQueue* cq) {
+  if (cq == nullptr || cq->device_ != this) return EINVAL;
+  if (cq->users_ > 0) return EBUSY;
+  return erase_owned(cqs_, cq) ? 0 : EINVAL;
+}
+
+// --- ProtectionDomain -----------------------------------------------------------
+
+MemoryRegion* ProtectionDomain::reg_mr(void* addr, std::size_t length, int access) {
+  return reg_mr_iova(addr, length, reinterpret_cast<std::uintptr_t>(addr), access);
+}
+
+MemoryRegion* ProtectionDomain::reg_mr_iova(void* addr, std::size_t length, std::uint64_t iova,
+                                            int access) {
+  // Remote write and remote atomic need local write (man ibv_reg_mr).
+  const bool needs_local_write =
+      (access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) != 0;
+  if (addr == nullptr || length == 0 ||
+      (needs_local_write && (access & IBV_ACCESS_LOCAL_WRITE) == 0)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  // Keys: an index in the upper 24 bits and a variant byte below, as
+  // hardware does; never 0.
+  const std::uint32_t key = (device_->next_key_++ << 8) | 0x5A;
+  mrs_.push_back(std::make_unique<MemoryRegion>(*this, addr, length, iova, access, key));
+  device_->mrs_[key] = mrs_.back().get();
+  return mrs_.back().get();
+}
+
+int ProtectionDomain::dereg_mr(MemoryRegion* mr) {
+  if (mr == nullptr || &mr->pd() != this) return EINVAL;
+  device_->mrs_.erase(mr->lkey());
+  return erase_owned(mrs_, mr) ? 0 : EINVAL;
+}
+
+QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
+  CompletionQueue* scq = nullptr;
+  CompletionQueue* rcq = nullptr;
+  for (auto& cq : device_->cqs_) {
+    if (cq->get() == ia.send_cq) scq = cq.get();
+    if (cq->get() == ia.recv_cq) rcq = cq.get();
+  }
+  const DeviceLimits& lim = device_->limits_;
+  const bool type_ok =
+      ia.qp_type == IBV_QPT_RC || ia.qp_type == IBV_QPT_UC || ia.qp_type == IBV_QPT_UD;
+  const bool caps_ok = ia.cap.max_send_wr >= 1 && ia.cap.max_recv_wr >= 1 &&
+                       ia.cap.max_send_wr <= static_cast<std::uint32_t>(lim.max_qp_wr) &&
+                       ia.cap.max_recv_wr <= static_cast<std::uint32_t>(lim.max_qp_wr) &&
+                       ia.cap.max_send_sge <= static_cast<std::uint32_t>(lim.max_sge) &&
+                       ia.cap.max_recv_sge <= static_cast<std::uint32_t>(lim.max_sge) &&
+                       ia.cap.max_inline_data <= lim.max_inline_data;
+  if (scq == nullptr || rcq == nullptr || !type_ok || !caps_ok || ia.srq != nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  auto impl = std::make_unique<QpImpl>();
+  Engine& e = device_->fabric().engine();
+  impl->engine = &e;
+  impl->device = device_;
+  impl->pd = this;
+  impl->id = static_cast<std::uint32_t>(e.qps.size());
+  impl->qpn = device_->next_qpn_++;
+  impl->type = ia.qp_type;
+  impl->send_cq = scq;
+  impl->recv_cq = rcq;
+  impl->cap = ia.cap;
+  impl->cap.max_send_sge = std::max(1u, ia.cap.max_send_sge);
+  impl->cap.max_recv_sge = std::max(1u, ia.cap.max_recv_sge);
+  impl->sig_all = ia.sq_sig_all != 0;
+  impl->sq.resize(ia.cap.max_send_wr);
+  impl->sq_sge.resize(std::size_t{ia.cap.max_send_wr} * impl->cap.max_send_sge);
+  impl->sq_inline.resize(std::size_t{ia.cap.max_send_wr} * ia.cap.max_inline_data);
+  impl->rq.resize(ia.cap.max_recv_wr);
+  impl->rq_sge.resize(std::size_t{ia.cap.max_recv_wr} * impl->cap.max_recv_sge);
+  impl->scratch.resize(4096);
+  QpImpl* raw = impl.get();
+  qps_.push_back(std::make_unique<QueuePair>(std::move(impl)));
+  raw->handle = qps_.back().get();
+  e.qps.push_back(raw);
+  device_->qps_[raw->qpn] = raw;
+  ++scq->users_;
+  ++rcq->users_;
+  return qps_.back().get();
+}
+
+int ProtectionDomain::destroy_qp(QueuePair* qp) {
+  if (qp == nullptr || qp->impl().pd != this) return EINVAL;
+  QpImpl& q = qp->impl();
+  q.engine->qps[q.id] = nullptr;  // pending events for it are ignored
+  device_->qps_.erase(q.qpn);
+  --q.send_cq->users_;
+  --q.recv_cq->users_;
+  return erase_owned(qps_, qp) ? 0 : EINVAL;
+}
+
+AddressHandle* ProtectionDomain::create_ah(const ibv_ah_attr& attr) {
+  Device* dest = device_->fabric().engine().device_by_gid(attr.grh.dgid);
+  if (attr.is_global == 0 || dest == nullptr || attr.port_num != 1) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  ahs_.push_back(std::make_unique<AddressHandle>(attr, *dest));
+  device_->ahs_[ahs_.back()->get()] = ahs_.back().get();
+  return ahs_.back().get();
+}
+
+int ProtectionDomain::destroy_ah(AddressHandle* ah) {
+  if (ah == nullptr || device_->ahs_.erase(ah->get()) == 0) return EINVAL;
+  return erase_owned(ahs_, ah) ? 0 : EINVAL;
+}
+
+// --- QueuePair: state machine ----------------------------------------------------
+
+QueuePair::QueuePair(std::unique_ptr<QpImpl> impl) : impl_(std::move(impl)) {}
+QueuePair::~QueuePair() = default;
+
+std::uint32_t QueuePair::qp_num() const noexcept { return impl_->qpn; }
+ibv_qp_type QueuePair::qp_type() const noexcept { return impl_->type; }
+ibv_qp_state QueuePair::state() const noexcept { return impl_->state; }
+void QueuePair::set_options(const Options& options) noexcept { impl_->options = options; }
+const QueuePair::Options& QueuePair::options() const noexcept { return impl_->options; }
+const QueuePair::Stats& QueuePair::stats() const noexcept { return impl_->stats; }
+
+namespace {
+
+struct Transition {
+  ibv_qp_state from;
+  ibv_qp_state to;
+  int rc_required;
+  int rc_optional;
+  int uc_required;
+  int uc_optional;
+  int ud_required;
+  int ud_optional;
+};
+
+constexpr int S = IBV_QP_STATE;
+constexpr int kPathOpt = IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE;
+
+// The transitions of man ibv_modify_qp (IBTA 10.3.1, table 91): what must be
+// given and what may be given. Anything else in the mask is EINVAL.
+constexpr Transition kTransitions[] = {
+    {IBV_QPS_RESET, IBV_QPS_INIT,
+     S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0,
+     S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0,
+     S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
+    {IBV_QPS_INIT, IBV_QPS_INIT, S,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, S,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, S,
+     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
+    {IBV_QPS_INIT, IBV_QPS_RTR,
+     S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+     IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH,
+     S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+     IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH, S,
+     IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+    {IBV_QPS_RTR, IBV_QPS_RTS,
+     S | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+         IBV_QP_MAX_QP_RD_ATOMIC,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | kPathOpt,
+     S | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | kPathOpt,
+     S | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    {IBV_QPS_RTS, IBV_QPS_RTS, S,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | kPathOpt, S,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | kPathOpt, S, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    {IBV_QPS_RTS, IBV_QPS_SQD, S, IBV_QP_EN_SQD_ASYNC_NOTIFY, S, IBV_QP_EN_SQD_ASYNC_NOTIFY, S,
+     IBV_QP_EN_SQD_ASYNC_NOTIFY},
+    {IBV_QPS_SQD, IBV_QPS_RTS, S,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | kPathOpt, S,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | kPathOpt, S, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+    {IBV_QPS_SQE, IBV_QPS_RTS, S, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, S,
+     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, S, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+};
+
+std::uint32_t udp_port_for(std::uint32_t a, std::uint32_t b) noexcept {
+  // Flow entropy: a hash of both QP numbers, so the two directions of a
+  // connection use the same source port (as the rxe captures show) and two
+  // connections usually differ. Range 0xC000..0xFFFF.
+  const std::uint32_t lo = std::min(a, b);
+  const std::uint32_t hi = std::max(a, b);
+  const std::uint32_t h = (lo * 0x9E3779B1u) ^ (hi * 0x85EBCA77u);
+  return 0xC000u | ((h >> 13) & 0x3FFFu);
+}
+
+}  // namespace
+
+int QueuePair::modify(const ibv_qp_attr& a, int mask) {
+  QpImpl& q = *impl_;
+  const ibv_qp_state cur = q.state;
+  const ibv_qp_state next = (mask & IBV_QP_STATE) != 0 ? a.qp_state : cur;
+  if ((mask & IBV_QP_CUR_STATE) != 0 && a.cur_qp_state != cur) return EINVAL;
+
+  if ((mask & IBV_QP_STATE) != 0 && next == IBV_QPS_RESET) {
+    q.reset_queues();
+    q.state = IBV_QPS_RESET;
+    return 0;
+  }
+  if ((mask & IBV_QP_STATE) != 0 && next == IBV_QPS_ERR) {
+    q.enter_error(IBV_WC_WR_FLUSH_ERR);
+    return 0;
+  }
+  const Transition* t = nullptr;
+  for (const Transition& x : kTransitions)
+    if (x.from == cur && x.to == next) t = &x;
+  if (t == nullptr) return EINVAL;
+  const int required = q.type == IBV_QPT_RC   ? t->rc_required
+                       : q.type == IBV_QPT_UC ? t->uc_required
+                                              : t->ud_required;
+  const int optional = q.type == IBV_QPT_RC   ? t->rc_optional
+                       : q.type == IBV_QPT_UC ? t->uc_optional
+                                              : t->ud_optional;
+  if ((mask & required) != required || (mask & ~(required | optional)) != 0) return EINVAL;
+
+  // Value checks.
+  if ((mask & IBV_QP_PORT) != 0 && a.port_num != 1) return EINVAL;
+  if ((mask & IBV_QP_PKEY_INDEX) != 0 && a.pkey_index != 0) return EINVAL;
+  if ((mask & IBV_QP_TIMEOUT) != 0 && a.timeout > 31) return EINVAL;
+  if ((mask & IBV_QP_RETRY_CNT) != 0 && a.retry_cnt > 7) return EINVAL;
+  if ((mask & IBV_QP_RNR_RETRY) != 0 && a.rnr_retry > 7) return EINVAL;
+  if ((mask & IBV_QP_MIN_RNR_TIMER) != 0 && a.min_rnr_timer > 31) return EINVAL;
+  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) != 0 &&
+      a.max_rd_atomic > q.device->limits().max_qp_rd_atom)
+    return EINVAL;
+  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) != 0 &&
+      a.max_dest_rd_atomic > q.device->limits().max_qp_rd_atom)
+    return EINVAL;
+  std::uint32_t mtu = q.mtu;
+  if ((mask & IBV_QP_PATH_MTU) != 0) {
+    mtu = mtu_bytes(a.path_mtu);
+    if (mtu == 0 || mtu > q.device->config().port_mtu) return EINVAL;
+  }
+  Device* peer = q.peer;
+  if ((mask & IBV_QP_AV) != 0) {
+    if (a.ah_attr.is_global == 0 || a.ah_attr.port_num > 1) return EINVAL;
+    peer = q.engine->device_by_gid(a.ah_attr.grh.dgid);
+    if (peer == nullptr) return EINVAL;
+  }
+
+  // Apply.
+  ibv_qp_attr& s = q.attr;
+  if ((mask & IBV_QP_ACCESS_FLAGS) != 0) s.qp_access_flags = a.qp_access_flags;
+  if ((mask & IBV_QP_PKEY_INDEX) != 0) s.pkey_index = a.pkey_index;
+  if ((mask & IBV_QP_PORT) != 0) s.port_num = a.port_num;
+  if ((mask & IBV_QP_QKEY) != 0) s.qkey = a.qkey;
+  if ((mask & IBV_QP_PATH_MTU) != 0) {
+    s.path_mtu = a.path_mtu;
+    q.mtu = mtu;
+  }
+  if ((mask & IBV_QP_DEST_QPN) != 0) s.dest_qp_num = a.dest_qp_num & wire::kPsnMask;
+  if ((mask & IBV_QP_RQ_PSN) != 0) {
+    s.rq_psn = a.rq_psn & wire::kPsnMask;
+    q.epsn = s.rq_psn;
+  }
+  if ((mask & IBV_QP_SQ_PSN) != 0) {
+    s.sq_psn = a.sq_psn & wire::kPsnMask;
+    q.next_psn = s.sq_psn;
+    q.una = s.sq_psn;
+    q.sent_hw = s.sq_psn;
+  }
+  if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) != 0) {
+    s.max_dest_rd_atomic = a.max_dest_rd_atomic;
+    q.resources.assign(std::max<std::size_t>(1, a.max_dest_rd_atomic), RdAtomicResource{});
+    q.resource_next = 0;
+  }
+  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) != 0) s.max_rd_atomic = a.max_rd_atomic;
+  if ((mask & IBV_QP_MIN_RNR_TIMER) != 0) s.min_rnr_timer = a.min_rnr_timer;
+  if ((mask & IBV_QP_TIMEOUT) != 0) s.timeout = a.timeout;
+  if ((mask & IBV_QP_RETRY_CNT) != 0) {
+    s.retry_cnt = a.retry_cnt;
+    q.retry_left = a.retry_cnt;
+  }
+  if ((mask & IBV_QP_RNR_RETRY) != 0) {
+    s.rnr_retry = a.rnr_retry;
+    q.rnr_left = a.rnr_retry;
+  }
+  if ((mask & IBV_QP_AV) != 0) {
+    s.ah_attr = a.ah_attr;
+    q.peer = peer;
+  }
+  if (next == IBV_QPS_RTR && q.type != IBV_QPT_UD) {
+    // The frame template of this connection.
+    Engine& e = *q.engine;
+    q.link = &e.link(e.device_index(*q.device), e.device_index(*q.peer));
+    wire::FrameSpec& f = q.spec;
+    f.src_mac = q.device->config().mac;
+    f.dst_mac = q.peer->config().mac;
+    f.src_ip = q.device->config().ip;
+    f.dst_ip = q.peer->config().ip;
+    f.traffic_class = s.ah_attr.grh.traffic_class;
+    f.hop_limit = s.ah_attr.grh.hop_limit != 0 ? s.ah_attr.grh.hop_limit : 64;
+    f.flow_label = s.ah_attr.grh.flow_label;
+    f.udp_src_port = static_cast<std::uint16_t>(udp_port_for(q.qpn, s.dest_qp_num));
+    q.ar_seen.assign(std::max<std::uint32_t>(1, q.options.ar_window), 0);
+    q.ar_base = 0;
+  }
+  q.state = next;
+  if (next == IBV_QPS_RTS) q.pump();
+  return 0;
+}
+
+int QueuePair::query(ibv_qp_attr& attr, int /*mask*/, ibv_qp_init_attr& init) const {
+  const QpImpl& q = *impl_;
+  attr = q.attr;
+  attr.qp_state = q.state;
+  attr.cur_qp_state = q.state;
+  attr.cap = q.cap;
+  init = ibv_qp_init_attr{};
+  init.send_cq = q.send_cq->get();
+  init.recv_cq = q.recv_cq->get();
+  init.cap = q.cap;
+  init.qp_type = q.type;
+  init.sq_sig_all = q.sig_all ? 1 : 0;
+  return 0;
+}
+
+// --- QueuePair: posting -----------------------------------------------------------
+
+int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  QpImpl& q = *impl_;
+  for (; wr != nullptr; wr = wr->next) {
+    int err = 0;
+    const bool state_ok = q.state == IBV_QPS_RTS || q.state == IBV_QPS_SQD ||
+                          q.state == IBV_QPS_SQE || q.state == IBV_QPS_ERR;
+    bool op_ok = false;
+    switch (wr->opcode) {
+      case IBV_WR_SEND:
+      case IBV_WR_SEND_WITH_IMM: op_ok = true; break;
+      case IBV_WR_RDMA_WRITE:
+      case IBV_WR_RDMA_WRITE_WITH_IMM: op_ok = q.type != IBV_QPT_UD; break;
+      case IBV_WR_RDMA_READ:
+      case IBV_WR_ATOMIC_CMP_AND_SWP:
+      case IBV_WR_ATOMIC_FETCH_AND_ADD:
+      case IBV_WR_SEND_WITH_INV: op_ok = q.type == IBV_QPT_RC; break;
+      default: op_ok = false;
+    }
+    std::uint64_t length = 0;
+    for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
+    const bool is_inline = (wr->send_flags & IBV_SEND_INLINE) != 0;
+    const bool atomic =
+        wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+    if (!state_ok || !op_ok || wr->num_sge < 0 ||
+        static_cast<std::uint32_t>(wr->num_sge) > q.cap.max_send_sge ||
+        (wr->num_sge > 0 && wr->sg_list == nullptr))
+      err = EINVAL;
+    else if (is_inline && (length > q.cap.max_inline_data || wr->opcode == IBV_WR_RDMA_READ ||
+                           atomic))
+      err = EINVAL;
+    else if (atomic && (length != 8 || wr->num_sge != 1))
+      err = EINVAL;
+    else if (length > q.device->limits().max_msg_sz)
+      err = EINVAL;
+    else if (q.type == IBV_QPT_UD &&
+             (length > q.device->config().port_mtu ||
+              q.device->ahs_.find(wr->wr.ud.ah) == q.device->ahs_.end()))
+      err = EINVAL;
+    else if (q.sq_count == q.sq.size())
+      err = ENOMEM;
+    if (err != 0) {
+      if (bad_wr != nullptr) *bad_wr = wr;
+      return err;
+    }
+    const std::size_t slot = (q.sq_head + q.sq_count) % q.sq.size();
+    SendWqe& w = q.sq[slot];
+    w = SendWqe{};
+    w.wr_id = wr->wr_id;
+    w.opcode = wr->opcode;
+    w.flags = wr->send_flags;
+    w.imm = wr->imm_data;  // the same union holds invalidate_rkey
+    w.length = static_cast<std::uint32_t>(length);
+    if (atomic) {
+      w.remote_addr = wr->wr.atomic.remote_addr;
+      w.rkey = wr->wr.atomic.rkey;
+      w.compare_add = wr->wr.atomic.compare_add;
+      w.swap = wr->wr.atomic.swap;
+    } else if (q.type == IBV_QPT_UD) {
+      w.ah = q.device->ahs_.at(wr->wr.ud.ah);
+      w.remote_qpn = wr->wr.ud.remote_qpn & wire::kPsnMask;
+      w.remote_qkey = wr->wr.ud.remote_qkey;
+    } else {
+      w.remote_addr = wr->wr.rdma.remote_addr;
+      w.rkey = wr->wr.rdma.rkey;
+    }
+    if (is_inline) {
+      // Inline data is copied now: the caller may reuse its buffer at once.
+      w.is_inline = true;
+      std::uint8_t* dst = q.sq_inline.data() + slot * q.cap.max_inline_data;
+      for (int i = 0; i < wr->num_sge; ++i) {
+        const ibv_sge& g = wr->sg_list[i];
+        if (g.length > 0) std::memcpy(dst, reinterpret_cast<const void*>(g.addr), g.length);
+        dst += g.length;
+      }
+    } else {
+      w.num_sge = wr->num_sge;
+      for (int i = 0; i < wr->num_sge; ++i)
+        q.sq_sge[slot * q.cap.max_send_sge + static_cast<std::size_t>(i)] = wr->sg_list[i];
+    }
+    ++q.sq_count;
+    if (q.state == IBV_QPS_ERR) q.flush_all(IBV_WC_WR_FLUSH_ERR);
+  }
+  q.pump();
+  return 0;
+}
+
+int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  QpImpl& q = *impl_;
+  for (; wr != nullptr; wr = wr->next) {
+    int err = 0;
+    if (q.state == IBV_QPS_RESET || wr->num_sge < 0 ||
+        static_cast<std::uint32_t>(wr->num_sge) > q.cap.max_recv_sge ||
+        (wr->num_sge > 0 && wr->sg_list == nullptr))
+      err = EINVAL;
+    else if (q.rq_count == q.rq.size())
+      err = ENOMEM;
+    if (err != 0) {
+      if (bad_wr != nullptr) *bad_wr = wr;
+      return err;
+    }
+    const std::size_t slot = (q.rq_head + q.rq_count) % q.rq.size();
+    RecvWqe& r = q.rq[slot];
+    r.wr_id = wr->wr_id;
+    r.num_sge = wr->num_sge;
+    r.length = 0;
+    // The SGEs are checked against their MRs here and kept as host
+    // addresses; a bad one makes the receive fail when a message uses it.
+    r.valid = true;
+    for (int i = 0; i < wr->num_sge; ++i) {
+      ibv_sge g = wr->sg_list[i];
+      auto it = q.device->mrs_.find(g.lkey);
+      if (it == q.device->mrs_.end() || &it->second->pd() != q.pd ||
+          (it->second->access() & IBV_ACCESS_LOCAL_WRITE) == 0 ||
+          !it->second->contains(g.addr, g.length))
+        r.valid = false;
+      else
+        g.addr = reinterpret_cast<std::uintptr_t>(it->second->host(g.addr));
+      q.rq_sge[slot * q.cap.max_recv_sge + static_cast<std::size_t>(i)] = g;
+      r.length += g.length;
+    }
+    ++q.rq_count;
+    if (q.state == IBV_QPS_ERR) q.flush_all(IBV_WC_WR_FLUSH_ERR);
+  }
+  return 0;
+}
+
+}  // namespace rdmalab::sim
