@@ -94,8 +94,11 @@ void break_wire(lab::Narrator& n, const lab::Environment& env, const Options& o,
 }
 
 void run_lab(lab::Narrator& n, const Options& o) {
-  const auto iters = static_cast<std::uint32_t>(o.iters);
   const bool rnr = o.scenario == "rnr";
+  // One SEND in the RNR case: with several in flight, the responder also
+  // NAKs the later ones as out of sequence, and those NAKs count against
+  // retry_cnt, not rnr_retry (as in Soft-RoCE) — a separate lesson.
+  const auto iters = rnr ? 1u : static_cast<std::uint32_t>(o.iters);
   const std::uint32_t per_msg = (o.size + static_cast<std::uint32_t>(o.mtu) - 1) / static_cast<std::uint32_t>(o.mtu);
   const bool forever = o.rxe_compat && o.retry_cnt == 7;
 
