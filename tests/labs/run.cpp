@@ -101,6 +101,9 @@ RunResult run_pty(const std::vector<std::string>& argv, const std::string& promp
 }
 
 std::string mask_addresses(const std::string& s) {
+  // Heap addresses: 0x55d0c3a1b2c0 in narration, va=000055d0c3a1b2c0 in the
+  // out-of-band line. Keys, PSNs and QPNs are deterministic and stay.
   static const std::regex addr("0x[0-9a-f]{9,16}");
-  return std::regex_replace(s, addr, "0xADDRESS");
+  static const std::regex va("va=[0-9a-f]{16}");
+  return std::regex_replace(std::regex_replace(s, addr, "0xADDRESS"), va, "va=ADDRESS");
 }
