@@ -1,0 +1,426 @@
+// Checks on the course companion in docs/en and docs/zh.
+//
+// The two languages must stay one course: the same chapter files, the same
+// heading structure and the same code blocks (commands and program output are
+// identical in both languages). Relative links and #anchors must resolve the
+// way a code-hosting site resolves them. The timer tables of chapter 12 are
+// parsed and compared with rdmalab::wire, so those figures are checked by code.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdmalab/wire/timers.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kDocs = fs::path(RDMALAB_TEST_DATA) / ".." / ".." / "docs";
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream in(text);
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+struct Heading {
+  int level = 0;
+  std::string text;
+};
+
+struct CodeBlock {
+  std::string info;  // the word after the opening fence, e.g. "sh"
+  std::string body;
+};
+
+/// A Markdown file split into what the checks need: headings and prose lines
+/// outside fenced code blocks, and the code blocks themselves.
+struct Doc {
+  fs::path path;
+  std::vector<Heading> headings;
+  std::vector<CodeBlock> code;
+  std::vector<std::string> prose;  // lines outside code blocks
+};
+
+Doc parse(const fs::path& path) {
+  Doc d;
+  d.path = path;
+  std::optional<std::string> fence;  // the fence that opened the current block
+  CodeBlock block;
+  for (const auto& line : split_lines(read_text(path))) {
+    const std::string_view t = trim(line);
+    if (fence) {
+      if (starts_with(t, *fence) && trim(t.substr(fence->size())).empty()) {
+        d.code.push_back(block);
+        fence.reset();
+      } else {
+        block.body += line;
+        block.body += '\n';
+      }
+      continue;
+    }
+    if (starts_with(t, "```") || starts_with(t, "~~~")) {
+      const std::size_t n = std::min(t.find_first_not_of(t[0]), t.size());
+      fence = std::string(t.substr(0, n));
+      block = CodeBlock{std::string(trim(t.substr(n))), {}};
+      continue;
+    }
+    d.prose.push_back(line);
+    if (starts_with(line, "#")) {
+      const std::size_t n = line.find_first_not_of('#');
+      if (n != std::string::npos && n <= 6 && line[n] == ' ')
+        d.headings.push_back({static_cast<int>(n), std::string(trim(line.substr(n + 1)))});
+    }
+  }
+  REQUIRE_MESSAGE(!fence, path.string() << ": a code block is not closed");
+  return d;
+}
+
+/// The chapter files of one language: README.md and every NN-*.md.
+std::set<std::string> chapter_files(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    const bool numbered = name.size() > 6 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+                          std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '-';
+    if (e.path().extension() == ".md" && (numbered || name == "README.md")) names.insert(name);
+  }
+  return names;
+}
+
+/// Decodes one UTF-8 code point at s[i], advancing i. Invalid bytes decode as
+/// themselves so the caller never loops forever.
+char32_t next_code_point(std::string_view s, std::size_t& i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  int extra = 0;
+  char32_t cp = b;
+  if (b >= 0xF0) {
+    extra = 3;
+    cp = b & 0x07u;
+  } else if (b >= 0xE0) {
+    extra = 2;
+    cp = b & 0x0Fu;
+  } else if (b >= 0xC0) {
+    extra = 1;
+    cp = b & 0x1Fu;
+  }
+  ++i;
+  for (int k = 0; k < extra && i < s.size(); ++k, ++i)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i]) & 0x3Fu);
+  return cp;
+}
+
+bool is_cjk(char32_t cp) {
+  return cp >= 0x4E00 && cp <= 0x9FFF;
+}
+
+/// Non-ASCII punctuation and symbols that a code-hosting site drops from
+/// heading anchors: general punctuation, arrows, CJK symbols and full-width
+/// forms, and a few Latin-1 signs. (The full rule keeps only letters, marks,
+/// digits and connector punctuation; this covers what our headings use.)
+bool is_unicode_punct(char32_t cp) {
+  return (cp >= 0x2000 && cp <= 0x206F) || (cp >= 0x3000 && cp <= 0x303F) ||
+         (cp >= 0xFF00 && cp <= 0xFF0F) || (cp >= 0xFF1A && cp <= 0xFF20) ||
+         (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65) || cp == 0xB7 ||
+         cp == 0xD7 || cp == 0x2192 || cp == 0x2190;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+/// The anchor a code-hosting site gives a heading: lower case, spaces become
+/// '-', punctuation other than '-' and '_' is dropped, letters of any script
+/// stay.
+std::string slug(std::string_view heading) {
+  std::string out;
+  for (std::size_t i = 0; i < heading.size();) {
+    const char32_t cp = next_code_point(heading, i);
+    if (cp < 0x80) {
+      const char c = static_cast<char>(cp);
+      if (std::isalnum(static_cast<unsigned char>(c)))
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      else if (c == ' ' || c == '-')
+        out += '-';
+      else if (c == '_')
+        out += '_';
+    } else if (!is_unicode_punct(cp)) {
+      append_utf8(out, cp);
+    }
+  }
+  return out;
+}
+
+/// Every anchor of a document, with "-1", "-2" ... for repeated headings.
+std::set<std::string> anchors(const Doc& d) {
+  std::set<std::string> out;
+  std::map<std::string, int> seen;
+  for (const auto& h : d.headings) {
+    const std::string s = slug(h.text);
+    const int n = seen[s]++;
+    out.insert(n == 0 ? s : s + "-" + std::to_string(n));
+  }
+  return out;
+}
+
+/// Link targets of the form [text](target) in prose, outside inline code.
+std::vector<std::string> link_targets(const Doc& d) {
+  std::vector<std::string> out;
+  for (const auto& raw : d.prose) {
+    // Drop inline code spans first: `a](b)` in code is not a link.
+    std::string line;
+    bool in_code = false;
+    for (char c : raw) {
+      if (c == '`')
+        in_code = !in_code;
+      else if (!in_code)
+        line += c;
+    }
+    for (std::size_t at = line.find("]("); at != std::string::npos; at = line.find("](", at + 2)) {
+      const std::size_t end = line.find(')', at + 2);
+      if (end == std::string::npos) break;
+      std::string target = line.substr(at + 2, end - at - 2);
+      if (const auto sp = target.find(' '); sp != std::string::npos) target.resize(sp);  // "title"
+      out.push_back(target);
+    }
+  }
+  return out;
+}
+
+bool is_external(std::string_view t) {
+  return starts_with(t, "http://") || starts_with(t, "https://") || starts_with(t, "mailto:");
+}
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  return split_lines(read_text(p));
+}
+
+/// The (n, text) cells of the Markdown table that follows a marker comment.
+/// Rows hold one or more pairs: | n | value | n | value |.
+std::map<unsigned, std::string> marked_table(const std::vector<std::string>& lines,
+                                             std::string_view marker) {
+  std::map<unsigned, std::string> cells;
+  auto it = std::find_if(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(marker) != std::string::npos; });
+  REQUIRE_MESSAGE(it != lines.end(), "marker " << marker << " not found");
+  ++it;
+  while (it != lines.end() && trim(*it).empty()) ++it;
+  for (; it != lines.end() && starts_with(trim(*it), "|"); ++it) {
+    std::vector<std::string> row;
+    std::string_view rest = trim(*it);
+    rest.remove_prefix(1);
+    while (!rest.empty()) {
+      const std::size_t bar = rest.find('|');
+      row.emplace_back(trim(rest.substr(0, bar)));
+      if (bar == std::string_view::npos) break;
+      rest.remove_prefix(bar + 1);
+    }
+    if (!row.empty() && trim(row.back()).empty()) row.pop_back();
+    for (std::size_t k = 0; k + 1 < row.size(); k += 2) {
+      const std::string& key = row[k];
+      if (key.empty() || !std::all_of(key.begin(), key.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+          }))
+        continue;  // header or separator row
+      const auto n = static_cast<unsigned>(std::stoul(key));
+      CHECK_MESSAGE(cells.count(n) == 0, "row " << n << " appears twice after " << marker);
+      cells[n] = row[k + 1];
+    }
+  }
+  return cells;
+}
+
+/// "67.109 ms" -> 0.067109 (seconds). Accepts µs, us, ms, s, min, h.
+std::optional<double> seconds_of(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  double v = 0;
+  std::string unit;
+  if (!(in >> v >> unit)) return std::nullopt;
+  if (unit == "µs" || unit == "us") return v * 1e-6;
+  if (unit == "ms") return v * 1e-3;
+  if (unit == "s") return v;
+  if (unit == "min") return v * 60;
+  if (unit == "h") return v * 3600;
+  return std::nullopt;
+}
+
+const std::string kLangs[] = {"en", "zh"};
+
+}  // namespace
+
+TEST_CASE("docs/en and docs/zh hold the same chapters, each with a README index") {
+  const auto en = chapter_files(kDocs / "en");
+  const auto zh = chapter_files(kDocs / "zh");
+  for (const auto& name : en) CHECK_MESSAGE(zh.count(name) == 1, "docs/zh lacks " << name);
+  for (const auto& name : zh) CHECK_MESSAGE(en.count(name) == 1, "docs/en lacks " << name);
+  REQUIRE(en.count("README.md") == 1);
+  for (const char* chapter : {"00-why-rdma.md", "01-concepts.md", "02-setup.md",
+                              "12-transport-reference.md", "13-nccl.md"})
+    CHECK_MESSAGE(en.count(chapter) == 1, chapter);
+  for (const std::string& lang : kLangs) {
+    const std::string index = read_text(kDocs / lang / "README.md");
+    for (const auto& name : chapter_files(kDocs / lang)) {
+      if (name == "README.md") continue;
+      CHECK_MESSAGE(index.find("(" + name + ")") != std::string::npos,
+                    lang << "/README.md does not link " << name);
+    }
+  }
+}
+
+TEST_CASE("each chapter has the same headings and code blocks in both languages") {
+  for (const auto& name : chapter_files(kDocs / "en")) {
+    if (!fs::exists(kDocs / "zh" / name)) continue;  // reported by the case above
+    CAPTURE(name);
+    const Doc en = parse(kDocs / "en" / name);
+    const Doc zh = parse(kDocs / "zh" / name);
+    std::vector<int> en_levels, zh_levels;
+    for (const auto& h : en.headings) en_levels.push_back(h.level);
+    for (const auto& h : zh.headings) zh_levels.push_back(h.level);
+    CHECK(en_levels == zh_levels);
+    REQUIRE(en.code.size() == zh.code.size());
+    for (std::size_t i = 0; i < en.code.size(); ++i) {
+      CAPTURE(i);
+      CHECK(en.code[i].info == zh.code[i].info);
+      CHECK(en.code[i].body == zh.code[i].body);
+    }
+  }
+}
+
+TEST_CASE("relative links and anchors resolve") {
+  std::size_t checked = 0;
+  for (const std::string& lang : kLangs) {
+    for (const auto& name : chapter_files(kDocs / lang)) {
+      const fs::path path = kDocs / lang / name;
+      const Doc doc = parse(path);
+      for (const auto& target : link_targets(doc)) {
+        if (is_external(target) || target.empty()) continue;
+        CAPTURE(path.string());
+        CAPTURE(target);
+        const std::size_t hash = target.find('#');
+        const std::string file = target.substr(0, hash);
+        const fs::path dest = file.empty() ? path : path.parent_path() / file;
+        CHECK_MESSAGE(fs::exists(dest), "link to a missing file");
+        ++checked;
+        if (hash == std::string::npos || !fs::exists(dest) || dest.extension() != ".md") continue;
+        const auto names = anchors(parse(dest));
+        CHECK_MESSAGE(names.count(target.substr(hash + 1)) == 1, "no heading has this anchor");
+      }
+    }
+  }
+  CHECK(checked > 20);  // the chapters do link to each other
+}
+
+TEST_CASE("slug follows the code-hosting rules for headings") {
+  CHECK(slug("Local ACK timeout: 4.096 µs × 2^n") == "local-ack-timeout-4096-µs--2n");
+  CHECK(slug("The `timeout` table") == "the-timeout-table");
+  CHECK(slug("RNR 定时器（表 45）") == "rnr-定时器表-45");
+}
+
+TEST_CASE("every Chinese chapter is written in Chinese") {
+  for (const auto& name : chapter_files(kDocs / "zh")) {
+    CAPTURE(name);
+    const Doc zh = parse(kDocs / "zh" / name);
+    std::size_t cjk = 0, prose_lines = 0, chinese_lines = 0;
+    for (const auto& line : zh.prose) {
+      const std::string_view t = trim(line);
+      if (t.empty() || starts_with(t, "|") || starts_with(t, "<")) continue;
+      ++prose_lines;
+      std::size_t here = 0;
+      for (std::size_t i = 0; i < t.size();)
+        if (is_cjk(next_code_point(t, i))) ++here;
+      cjk += here;
+      if (here > 0) ++chinese_lines;
+    }
+    CHECK(cjk >= (name == "README.md" ? 40u : 300u));
+    // An English copy with a few translated headings would fail here.
+    CHECK(chinese_lines * 10 >= prose_lines * 6);
+    if (fs::exists(kDocs / "en" / name))
+      CHECK(read_text(kDocs / "zh" / name) != read_text(kDocs / "en" / name));
+  }
+}
+
+TEST_CASE("chapter 12: the local ACK timeout table matches wire::ack_timeout_seconds") {
+  for (const std::string& lang : kLangs) {
+    CAPTURE(lang);
+    const auto cells = marked_table(lines_of(kDocs / lang / "12-transport-reference.md"),
+                                    "<!-- table:ack-timeout -->");
+    REQUIRE(cells.size() == 32);
+    for (unsigned n = 0; n < 32; ++n) {
+      CAPTURE(n);
+      REQUIRE(cells.count(n) == 1);
+      const auto expected = rdmalab::wire::ack_timeout_seconds(n);
+      if (!expected) {
+        CHECK(cells.at(n).find("∞") != std::string::npos);
+        continue;
+      }
+      const auto shown = seconds_of(cells.at(n));
+      REQUIRE_MESSAGE(shown, "cannot read '" << cells.at(n) << "'");
+      // The table shows four significant digits.
+      CHECK(std::fabs(*shown - *expected) <= *expected * 5.01e-4);
+    }
+  }
+}
+
+TEST_CASE("chapter 12: the RNR timer table matches wire::rnr_timer_ms") {
+  for (const std::string& lang : kLangs) {
+    CAPTURE(lang);
+    const auto cells = marked_table(lines_of(kDocs / lang / "12-transport-reference.md"),
+                                    "<!-- table:rnr-timer -->");
+    REQUIRE(cells.size() == 32);
+    for (unsigned code = 0; code < 32; ++code) {
+      CAPTURE(code);
+      REQUIRE(cells.count(code) == 1);
+      const auto shown = seconds_of(cells.at(code));
+      REQUIRE_MESSAGE(shown, "cannot read '" << cells.at(code) << "'");
+      // Table 45 values are exact to 0.01 ms.
+      CHECK(std::fabs(*shown * 1e3 - *rdmalab::wire::rnr_timer_ms(code)) < 1e-9);
+    }
+  }
+}
