@@ -42,7 +42,7 @@ function(rdmalab_add_tool name)
   endif()
 endfunction()
 
-# rdmalab_add_unit_test(NAME SOURCES ... [DEPS ...] [LABELS ...])
+# rdmalab_add_unit_test(NAME SOURCES ... [DEPS ...] [LABELS LABEL])
 # A doctest executable whose cases each appear in ctest. Tests run from the
 # source tree's tests/data so fixtures are found by relative name.
 function(rdmalab_add_unit_test name)
@@ -52,8 +52,13 @@ function(rdmalab_add_unit_test name)
                                         rdmalab_warnings rdmalab_sanitizers)
   target_compile_definitions(${name} PRIVATE
     RDMALAB_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
-  set(labels unit ${ARG_LABELS})
-  doctest_discover_tests(${name} TEST_PREFIX "${name}: " PROPERTIES LABELS "${labels}")
+  # One label per test, its layer: "unit" unless LABELS names another (the
+  # discovery script cannot carry a list of labels).
+  set(label unit)
+  if(ARG_LABELS)
+    list(GET ARG_LABELS 0 label)
+  endif()
+  doctest_discover_tests(${name} TEST_PREFIX "${name}: " PROPERTIES LABELS ${label})
 endfunction()
 
 # rdmalab_add_lab(NAME NAMESPACE NS SOURCES ...)
