@@ -207,6 +207,10 @@ class SimBackendImpl final : public SimBackend {
     throw VerbsError("ibv_open_device", ENODEV, ErrorContext{name, 0, 0, {}}, {});
   }
   sim::Fabric& fabric() noexcept override { return fabric_; }
+  sim::QueuePair* sim_qp(QueuePair& qp) const noexcept override {
+    auto* s = dynamic_cast<SimQp*>(&qp);
+    return s != nullptr ? &s->raw() : nullptr;
+  }
   sim::Device* device(std::string_view name) noexcept override {
     for (sim::Device* d : devices_)
       if (d->name() == name) return d;

@@ -34,6 +34,9 @@ class SimBackend : public Backend {
   [[nodiscard]] virtual sim::Fabric& fabric() noexcept = 0;
   /// A simulated host's NIC by device name ("sim0"), or nullptr.
   [[nodiscard]] virtual sim::Device* device(std::string_view name) noexcept = 0;
+  /// The simulator's QP behind a QP of this backend (for its simulator-only
+  /// options, e.g. the adaptive-routing model), or nullptr.
+  [[nodiscard]] virtual sim::QueuePair* sim_qp(QueuePair& qp) const noexcept = 0;
 };
 
 [[nodiscard]] std::unique_ptr<SimBackend> make_sim_backend(SimBackendOptions options);

@@ -1,0 +1,206 @@
+// Lab 08: adaptive routing.
+//
+// Read this file next to docs/en/10-lab08-adaptive-routing.md. A fabric with
+// adaptive routing sends each packet over whichever path is least loaded, so
+// packets of one message overtake each other. Plain RC treats that as loss:
+// the responder NAKs the first hole and the requester resends everything
+// from there. Recent NICs (modelled here, not specified by the IBTA) make
+// every WRITE packet self-describing — each carries a RETH — so the
+// responder can place it wherever it lands, and only the final WRITE with
+// immediate tells the receiver "all of it is here". This is what NCCL does
+// above NCCL_IB_AR_THRESHOLD. The lab runs the same transfer both ways.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "messages.hpp"
+#include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/wire_view.hpp"
+#include "rdmalab/verbs/error.hpp"
+#include "rdmalab/wire/opcode.hpp"
+
+using namespace rdmalab;
+using i18n::tr;
+using lab08::M;
+
+namespace {
+
+struct Options {
+  lab::CommonOptions common;
+  std::string ar = "both";
+  int paths = 4;
+  std::int64_t spread_ns = 2000;
+  std::uint32_t size = 32768;
+  int mtu = 1024;
+  std::uint32_t threshold = 8192;
+};
+
+struct Outcome {
+  bool done = false, bytes = false;
+  std::uint64_t packets = 0, retransmitted = 0, naks = 0, out_of_order = 0;
+  bool all_write_only = true;
+  double finish_us = 0, goodput_gbps = 0;
+};
+
+std::uint64_t event_count(const lab::WireFacts& f, const char* name) {
+  const auto it = f.events.find(name);
+  return it == f.events.end() ? 0 : it->second;
+}
+
+// One transfer of o.size bytes with the adaptive-routing model on or off.
+Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
+  const std::string mode = ar ? tr(M("on")) : tr(M("off"));
+  n.step(tr(M("run.title"), mode));
+  lab::CommonOptions common = o.common;
+  const std::string base = common.capture.substr(0, common.capture.rfind(".pcap"));
+  common.capture = base + (ar ? "-on.pcap" : "-off.pcap");
+  lab::Environment env = lab::open_environment(n, common);
+
+  // The network: N paths of increasing delay, every packet sprayed over them.
+  // ACKs come back on one path.
+  if (sim::LinkConfig* link = env.link("sim1", "sim0")) {
+    for (int p = 0; p < o.paths; ++p) link->path_extra_ns.push_back(p * o.spread_ns);
+    link->adaptive_routing = true;
+    n.say(tr(M("step.fabric"), o.paths, o.spread_ns));
+  } else {
+    n.say(tr(M("verbs_only_sim")));
+  }
+
+  lab::Endpoint tx, rx;
+  tx.role = tr(M("sender"));
+  rx.role = tr(M("receiver"));
+  lab::EndpointSpec spec;
+  spec.buffer = o.size;
+  spec.device = env.simulated ? "sim1" : o.common.device;
+  lab::open_endpoint(n, env, tx, spec, common);
+  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  spec.device = env.simulated ? "sim0" : o.common.device;
+  lab::open_endpoint(n, env, rx, spec, common);
+  tx.first_psn = 0x000100;
+  rx.first_psn = 0x000200;
+  lab::ConnectSpec c;
+  c.mtu = o.mtu;
+  lab::connect_rc(n, tx, rx, c, common);
+  lab::connect_rc(n, rx, tx, c, common);
+  // The adaptive-routing model is a property of both NICs' QPs.
+  auto* simb = dynamic_cast<verbs::SimBackend*>(env.backend.get());
+  if (ar && simb != nullptr) {
+    for (lab::Endpoint* e : {&tx, &rx}) {
+      sim::QueuePair* q = simb->sim_qp(*e->qp);
+      sim::QueuePair::Options qo = q->options();
+      qo.adaptive_routing = true;
+      q->set_options(qo);
+    }
+  }
+  n.say(ar ? tr(M("why.ar_on")) : tr(M("why.ar_off")));
+
+  // The receiver's receive WQE, consumed by the immediate.
+  ibv_recv_wr rwr{};
+  rwr.wr_id = 7;
+  ibv_recv_wr* rbad = nullptr;
+  verbs::check_rc(rx.qp->post_recv(&rwr, &rbad), "ibv_post_recv");
+
+  for (std::uint32_t i = 0; i < o.size; ++i) tx.buf()[i] = static_cast<std::uint8_t>(i * 11 + 3);
+  ibv_sge data = tx.sge(0, o.size);
+  ibv_send_wr write{}, notify{};
+  write.wr_id = 1;
+  write.sg_list = &data;
+  write.num_sge = 1;
+  write.opcode = IBV_WR_RDMA_WRITE;  // unsignaled: the notify's completion covers it
+  write.wr.rdma.remote_addr = rx.mr->va();
+  write.wr.rdma.rkey = rx.mr->rkey();
+  write.next = &notify;
+  notify.wr_id = 2;
+  notify.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  notify.send_flags = IBV_SEND_SIGNALED;
+  notify.imm_data = htonl(o.size);  // the size, as NCCL sends it
+  notify.wr.rdma.remote_addr = rx.mr->va();
+  notify.wr.rdma.rkey = rx.mr->rkey();
+  const bool split = ar && o.size > o.threshold;
+  ibv_send_wr* first = &write;
+  if (split) {
+    n.say(tr(M("post.split"), o.size, o.threshold, 1));
+  } else {
+    // One WRITE with immediate carries the data itself.
+    notify.sg_list = &data;
+    notify.num_sge = 1;
+    first = &notify;
+    n.say(tr(M("post.single"), o.size, o.threshold));
+  }
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(tx.qp->post_send(first, &bad), "ibv_post_send");
+
+  const auto swcs = lab::poll_and_show(n, tx, 1);
+  const auto rwcs = lab::poll_and_show(n, rx, 1);
+  Outcome out;
+  out.done = swcs.size() == 1 && swcs[0].status == IBV_WC_SUCCESS && rwcs.size() == 1 &&
+             rwcs[0].status == IBV_WC_SUCCESS && rwcs[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+             ntohl(rwcs[0].imm_data) == o.size;
+  out.bytes = std::memcmp(rx.buf(), tx.buf(), o.size) == 0;
+  n.check(ar ? "done_on" : "done_off", tr(M("check.done"), mode), out.done);
+  n.check(ar ? "bytes_on" : "bytes_off", tr(M("check.bytes"), mode), out.bytes);
+
+  if (sim::Fabric* fabric = env.fabric()) {
+    out.finish_us = static_cast<double>(fabric->now()) / 1e3;
+    out.goodput_gbps = out.finish_us > 0 ? o.size * 8.0 / (out.finish_us * 1e3) : 0;
+    fabric->stop_capture();
+    const auto facts = lab::show_wire(n, common.capture);
+    out.packets = facts.packets;
+    out.retransmitted = event_count(facts, "retransmission");
+    out.naks = event_count(facts, "nak_psn_sequence");
+    out.out_of_order = event_count(facts, "out_of_order");
+    for (const auto& f : n.result()["wire"]["frames"]) {
+      const auto* info = wire::find_opcode(f["opcode"].get<std::uint8_t>());
+      if (info != nullptr && info->operation == wire::Operation::Write && f["payload_len"] > 0)
+        out.all_write_only = out.all_write_only && info->position == wire::Position::Only && f.contains("reth_va");
+    }
+    n.result()[ar ? "wire_on" : "wire_off"] = n.result()["wire"];
+    n.result().erase("wire");
+    n.say(tr(M("result"), mode, out.packets, out.retransmitted, out.naks, out.out_of_order, out.finish_us,
+             out.goodput_gbps));
+  }
+  n.result()[ar ? "ar_on" : "ar_off"] = {{"packets", out.packets},         {"retransmitted", out.retransmitted},
+                                         {"naks", out.naks},               {"out_of_order", out.out_of_order},
+                                         {"finish_us", out.finish_us},     {"goodput_gbps", out.goodput_gbps}};
+  return out;
+}
+
+void run_lab(lab::Narrator& n, const Options& o) {
+  const bool sim_backend = o.common.backend != "verbs";
+  std::optional<Outcome> off, on;
+  if (o.ar != "on") off = transfer(n, o, false);
+  if (o.ar != "off" && sim_backend) on = transfer(n, o, true);
+
+  n.step(tr(M("step.compare")));
+  if (off && off->packets > 0 && o.paths > 1) n.check("off_naks", tr(M("check.off_naks")), off->naks > 0 && off->retransmitted > 0);
+  if (on && on->packets > 0) {
+    n.check("on_clean", tr(M("check.on_clean")), on->retransmitted == 0 && on->naks == 0);
+    if (o.size > o.threshold) n.check("on_reth", tr(M("check.on_reth")), on->all_write_only);
+  }
+  if (off && on && off->packets > 0 && o.paths > 1)
+    n.check("faster", tr(M("check.faster")), on->finish_us < off->finish_us);
+  n.say(tr(M("hardware")));
+  lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3"), o.common.capture)});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const auto options = [&](CLI::App& app) {
+    app.add_option("--ar", o.ar, tr(M("opt.ar")))->check(CLI::IsMember({"off", "on", "both"}))->capture_default_str();
+    app.add_option("--paths", o.paths, tr(M("opt.paths")))->check(CLI::Range(1, 16))->capture_default_str();
+    app.add_option("--spread", o.spread_ns, tr(M("opt.spread")))
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}))
+        ->capture_default_str();
+    app.add_option("-s,--size", o.size, tr(M("opt.size")))->check(CLI::Range(1u, 1u << 24))->capture_default_str();
+    app.add_option("-m,--mtu", o.mtu, tr(M("opt.mtu")))
+        ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}))
+        ->capture_default_str();
+    app.add_option("--threshold", o.threshold, tr(M("opt.threshold")))->capture_default_str();
+  };
+  return lab::run(argc, argv, "lab08", "lab08-adaptive-routing", M("desc"), o.common, options,
+                  [&](lab::Narrator& n) { run_lab(n, o); });
+}
