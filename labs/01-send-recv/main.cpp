@@ -64,8 +64,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
   tx.first_psn = 0x000100;
   rx.first_psn = 0x000200;
   n.say(tr(M("say.exchange")));
-  lab::show_exchange(n, tx, o.mtu, false);
-  lab::show_exchange(n, rx, o.mtu, false);
+  const verbs::ConnInfo from_tx = lab::show_exchange(n, tx, o.mtu, false);
+  const verbs::ConnInfo from_rx = lab::show_exchange(n, rx, o.mtu, false);
 
   // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
   // sender's rnr_retry says how often it retries after an RNR NAK.
@@ -73,9 +73,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   lab::ConnectSpec c;
   c.mtu = o.mtu;
   c.rnr_retry = rnr_retry;
-  lab::connect_rc(n, tx, rx, c, o.common);
+  lab::connect_rc(n, tx, from_rx, c, o.common);
   c.rnr_retry = 7;
-  lab::connect_rc(n, rx, tx, c, o.common);
+  lab::connect_rc(n, rx, from_tx, c, o.common);
 
   // 5. The receiver posts its receive work requests BEFORE the sender sends.
   n.step(o.no_recv ? tr(M("step.no_recv")) : tr(M("step.recv")));

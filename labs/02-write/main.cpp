@@ -54,14 +54,11 @@ void run_lab(lab::Narrator& n, const Options& o) {
   wr.first_psn = 0x000100;
   tg.first_psn = 0x000200;
   n.say(tr(M("why.exchange")));
-  lab::show_exchange(n, wr, o.mtu, false);
-  lab::show_exchange(n, tg, o.mtu, true);
 
   n.step(tr(M("step.connect")));
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  lab::connect_rc(n, wr, tg, c, o.common);
-  lab::connect_rc(n, tg, wr, c, o.common);
+  lab::connect_pair(n, wr, tg, c, o.common, true);
 
   // The WRITE: a local SGE (what to send) and the remote address and rkey
   // (where it lands). The NIC splits it into packets of the path MTU.

@@ -50,8 +50,6 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.step(tr(M("step.exchange")));
   rd.first_psn = 0x000100;
   src.first_psn = 0x000200;
-  lab::show_exchange(n, rd, o.mtu, false);
-  lab::show_exchange(n, src, o.mtu, true);
 
   // The READ resources: how many READs the reader keeps in flight, and how
   // many the source serves at once.
@@ -61,8 +59,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   c.mtu = o.mtu;
   c.max_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
   c.max_dest_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
-  lab::connect_rc(n, rd, src, c, o.common);
-  lab::connect_rc(n, src, rd, c, o.common);
+  lab::connect_pair(n, rd, src, c, o.common, true);
 
   n.step(tr(M("step.read")));
   for (std::size_t i = 0; i < src.size(); ++i) src.buf()[i] = static_cast<std::uint8_t>(i * 13 + 5);

@@ -85,11 +85,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   for (std::size_t i = 0; i < 2; ++i) {
     clients[i].first_psn = 0x000100 + 0x100 * static_cast<std::uint32_t>(i);
     owner[i].first_psn = 0x000800 + 0x100 * static_cast<std::uint32_t>(i);
-    lab::show_exchange(n, owner[i], 1024, i == 0);
     lab::ConnectSpec c;
     c.max_rd_atomic = c.max_dest_rd_atomic = 4;
-    lab::connect_rc(n, clients[i], owner[i], c, o.common);
-    lab::connect_rc(n, owner[i], clients[i], c, o.common);
+    lab::connect_pair(n, clients[i], owner[i], c, o.common, true);
   }
 
   // The race: the clients take turns posting, and their requests interleave

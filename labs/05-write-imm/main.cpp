@@ -48,14 +48,11 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.step(tr(M("step.exchange")));
   wr.first_psn = 0x000100;
   tg.first_psn = 0x000200;
-  lab::show_exchange(n, wr, o.mtu, false);
-  lab::show_exchange(n, tg, o.mtu, true);
 
   n.step(tr(M("step.connect")));
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  lab::connect_rc(n, wr, tg, c, o.common);
-  lab::connect_rc(n, tg, wr, c, o.common);
+  lab::connect_pair(n, wr, tg, c, o.common, true);
 
   // The receive WQE the immediate will consume: no SGE at all.
   n.step(tr(M("step.recv")));

@@ -61,8 +61,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   tg.first_psn = 0x000200;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  lab::connect_rc(n, wr, tg, c, o.common);
-  lab::connect_rc(n, tg, wr, c, o.common);
+  lab::connect_pair(n, wr, tg, c, o.common, true);
 
   n.step(tr(M("step.write")));
   for (std::size_t i = 0; i < wr.size(); ++i) wr.buf()[i] = static_cast<std::uint8_t>(i * 31 + 7);

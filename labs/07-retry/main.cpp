@@ -131,8 +131,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   c.retry_cnt = static_cast<std::uint8_t>(o.retry_cnt);
   c.rnr_retry = static_cast<std::uint8_t>(o.rnr_retry);
   c.min_rnr_timer = static_cast<std::uint8_t>(o.min_rnr_timer);
-  lab::connect_rc(n, rq, rs, c, o.common);
-  lab::connect_rc(n, rs, rq, c, o.common);
+  lab::connect_pair(n, rq, rs, c, o.common, true);
 
   n.step(tr(M("step.break")));
   break_wire(n, env, o, rq.first_psn, per_msg);

@@ -82,8 +82,7 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
   rx.first_psn = 0x000200;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  lab::connect_rc(n, tx, rx, c, common);
-  lab::connect_rc(n, rx, tx, c, common);
+  lab::connect_pair(n, tx, rx, c, common, true);
   // The adaptive-routing model is a property of both NICs' QPs.
   auto* simb = dynamic_cast<verbs::SimBackend*>(env.backend.get());
   if (ar && simb != nullptr) {

@@ -129,7 +129,7 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
   n.say(tr(M("why.qp")));
 }
 
-void show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided) {
+verbs::ConnInfo conn_info(const Endpoint& e, int mtu, bool one_sided) {
   verbs::ConnInfo info;
   info.qpn = e.qp->qpn();
   info.psn = e.first_psn;
@@ -140,11 +140,25 @@ void show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided) {
     info.rkey = e.mr->rkey();
     info.len = e.mr->length();
   }
-  n.say(tr(M("exchange"), e.role));
-  n.block(verbs::format_conn_info(info));
+  return info;
 }
 
-void connect_rc(Narrator& n, Endpoint& me, const Endpoint& peer, const ConnectSpec& c,
+verbs::ConnInfo show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided) {
+  const verbs::ConnInfo info = conn_info(e, mtu, one_sided);
+  n.say(tr(M("exchange"), e.role));
+  n.block(verbs::format_conn_info(info));
+  return info;
+}
+
+void connect_pair(Narrator& n, Endpoint& a, Endpoint& b, const ConnectSpec& c, const CommonOptions& o,
+                  bool b_one_sided) {
+  const verbs::ConnInfo from_a = show_exchange(n, a, c.mtu, false);
+  const verbs::ConnInfo from_b = show_exchange(n, b, c.mtu, b_one_sided);
+  connect_rc(n, a, from_b, c, o);
+  connect_rc(n, b, from_a, c, o);
+}
+
+void connect_rc(Narrator& n, Endpoint& me, const verbs::ConnInfo& peer, const ConnectSpec& c,
                 const CommonOptions& o) {
   n.say(tr(M("transition"), me.role, hex(me.qp->qpn(), 6)));
   verbs::InitAttrs init;
@@ -152,8 +166,9 @@ void connect_rc(Narrator& n, Endpoint& me, const Endpoint& peer, const ConnectSp
   n.block(me.qp->to_init(init).to_string());
   verbs::RtrAttrs rtr;
   rtr.remote.gid = peer.gid;
-  rtr.remote.qpn = peer.qp->qpn();
-  rtr.remote.psn = peer.first_psn;  // what we expect first = the peer's first send PSN
+  rtr.remote.lid = peer.lid;
+  rtr.remote.qpn = peer.qpn;
+  rtr.remote.psn = peer.psn;  // what we expect first = the peer's first send PSN
   rtr.path_mtu = *verbs::mtu_from_bytes(c.mtu);
   rtr.port = static_cast<std::uint8_t>(o.ib_port);
   rtr.sgid_index = me.gid_index;

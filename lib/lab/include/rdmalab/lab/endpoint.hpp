@@ -11,6 +11,7 @@
 
 #include "rdmalab/lab/narrator.hpp"
 #include "rdmalab/verbs/backend.hpp"
+#include "rdmalab/verbs/oob.hpp"
 #include "rdmalab/verbs/sim_backend.hpp"
 
 namespace rdmalab::lab {
@@ -62,9 +63,12 @@ struct EndpointSpec {
 void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpec& spec,
                    const CommonOptions& o);
 
-/// Prints the out-of-band message this endpoint would send its peer (with
-/// VA/rkey/length when `one_sided`).
-void show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided);
+/// What this endpoint tells its peer out of band (with VA/rkey/length of its
+/// buffer when `one_sided`).
+[[nodiscard]] verbs::ConnInfo conn_info(const Endpoint& e, int mtu, bool one_sided);
+
+/// Prints the out-of-band message this endpoint sends its peer and returns it.
+verbs::ConnInfo show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided);
 
 struct ConnectSpec {
   int mtu = 1024;
@@ -76,9 +80,16 @@ struct ConnectSpec {
   std::uint8_t max_dest_rd_atomic = 1;
 };
 
-/// RESET -> INIT -> RTR -> RTS toward `peer`, printing each transition.
-void connect_rc(Narrator& n, Endpoint& me, const Endpoint& peer, const ConnectSpec& c,
+/// RESET -> INIT -> RTR -> RTS toward the peer described by `peer` (what it
+/// sent out of band), printing each transition.
+void connect_rc(Narrator& n, Endpoint& me, const verbs::ConnInfo& peer, const ConnectSpec& c,
                 const CommonOptions& o);
+
+/// Connects two endpoints of this process to each other: shows the
+/// out-of-band message of each (b's buffer VA/rkey too when `b_one_sided`),
+/// then walks a's QP and b's QP to RTS. First PSNs must be set beforehand.
+void connect_pair(Narrator& n, Endpoint& a, Endpoint& b, const ConnectSpec& c, const CommonOptions& o,
+                  bool b_one_sided = false);
 
 /// Polls until `count` completions (or the timeout), printing each.
 [[nodiscard]] std::vector<ibv_wc> poll_and_show(Narrator& n, Endpoint& e, std::size_t count,
