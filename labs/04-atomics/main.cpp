@@ -87,7 +87,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
     owner[i].first_psn = 0x000800 + 0x100 * static_cast<std::uint32_t>(i);
     lab::ConnectSpec c;
     c.max_rd_atomic = c.max_dest_rd_atomic = 4;
-    lab::connect_pair(n, clients[i], owner[i], c, o.common, true);
+    // Only the first owner QP's endpoint holds the counter's MR; both use its rkey.
+    lab::connect_pair(n, clients[i], owner[i], c, o.common, i == 0);
   }
 
   // The race: the clients take turns posting, and their requests interleave
