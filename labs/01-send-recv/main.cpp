@@ -148,24 +148,19 @@ void run_lab(lab::Narrator& n, const Options& o) {
   }
 
   // 9. What went on the wire: the simulator captured every frame.
-  if (sim::Fabric* fabric = env.fabric()) {
-    fabric->stop_capture();
-    const auto facts = lab::show_wire(n, o.common.capture);
+  if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     const auto count = [&](const char* op) {
-      const auto it = facts.opcodes.find(op);
-      return it == facts.opcodes.end() ? 0 : it->second;
+      const auto it = facts->opcodes.find(op);
+      return it == facts->opcodes.end() ? 0 : it->second;
     };
     if (o.no_recv) {
-      n.check("wire_rnr", tr(M("check.wire_rnr")), facts.events.contains("rnr_nak"));
+      n.check("wire_rnr", tr(M("check.wire_rnr")), facts->events.contains("rnr_nak"));
     } else {
       n.check(
           "wire_send", tr(M("check.wire_send")),
           count("RC SEND Only") + count("RC SEND First") >= static_cast<std::uint64_t>(o.iters) &&
               count("RC Acknowledge") >= 1);
     }
-    n.check("icrc", tr(M("check.icrc")), facts.readable && facts.icrc_all_ok);
-  } else {
-    lab::explain_capture_on_verbs(n);
   }
 
   lab::suggest(n,
@@ -182,9 +177,7 @@ int main(int argc, char** argv) {
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
-    app.add_option("-m,--mtu", o.mtu, tr(M("opt.mtu")))
-        ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}))
-        ->capture_default_str();
+    lab::add_mtu_option(app, o.mtu);
     app.add_flag("--no-recv", o.no_recv, tr(M("opt.no_recv")));
     app.add_option("--rnr-retry", o.rnr_retry, tr(M("opt.rnr_retry")))->check(CLI::Range(0, 7));
   };

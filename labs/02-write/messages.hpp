@@ -17,7 +17,6 @@ inline constexpr std::array kCatalog{
             "实验 02：RDMA WRITE。请求端凭对端内存的虚拟地址和 rkey，直接写入对端已注册的内存；"
             "响应端的 CPU 和 CQ 对此毫无察觉。"},
     Message{"opt.size", "bytes to write", "写入的字节数"},
-    Message{"opt.mtu", "path MTU: 256, 512, 1024, 2048 or 4096", "路径 MTU：256、512、1024、2048 或 4096"},
     Message{"opt.offset", "offset in the remote buffer to write at", "写入远端缓冲区的偏移"},
     Message{"writer", "writer", "写入端"},
     Message{"target", "target", "目标端"},
@@ -57,7 +56,6 @@ inline constexpr std::array kCatalog{
     Message{"check.target_silent", "the target's CQ received no completion", "目标端 CQ 没有收到任何工作完成"},
     Message{"check.wire", "the wire carried RETH with the target's VA and rkey, then an ACK",
             "线路上出现了带目标端 VA 和 rkey 的 RETH，随后是 ACK"},
-    Message{"check.icrc", "every ICRC on the wire is correct", "线路上每个报文的 ICRC 都正确"},
     Message{"try.1", "-s 4096 -m 1024: WRITE First, Middle, Middle, Last; only the First carries RETH",
             "-s 4096 -m 1024：WRITE First、Middle、Middle、Last；只有 First 携带 RETH"},
     Message{"try.2", "rdmapcap decode {}: the RETH fields, and the DMA length against the payload",

@@ -57,7 +57,6 @@ inline constexpr std::array kCatalog{
     Message{"check.cas", "the first CmpSwap swapped, the second did not", "第一个 CmpSwap 成功交换，第二个没有"},
     Message{"check.wire", "the wire carried AtomicETH requests and ATOMIC Acknowledges with the original values",
             "线路上出现了携带 AtomicETH 的请求，以及带原值的 ATOMIC Acknowledge"},
-    Message{"check.icrc", "every ICRC on the wire is correct", "线路上每个报文的 ICRC 都正确"},
     Message{"try.1", "-n 100: a longer race, still no lost increment", "-n 100：更长的竞争，依然没有丢失增量"},
     Message{"try.2", "rdmapcap decode {}: AtomicETH (VA, rkey, add/swap, compare) and AtomicAckETH",
             "rdmapcap decode {}：查看 AtomicETH（VA、rkey、加数/交换值、比较值）和 AtomicAckETH"},

@@ -84,7 +84,6 @@ inline constexpr std::array kCatalog{
             "抓包中出现了 NAK（PSN 序列错误）以及随后的 go-back-N 重传"},
     Message{"check.rnr_wire", "the capture shows RNR NAKs and the retries after the RNR timer",
             "抓包中出现了 RNR NAK，以及 RNR 定时器到期后的重试"},
-    Message{"check.icrc", "every ICRC on the wire is correct", "线路上每个报文的 ICRC 都正确"},
     Message{"try.1", "--timeout 18: NCCL's value, about a second per try (simulated: no wall time)",
             "--timeout 18：NCCL 的取值，每次约一秒（模拟器中不耗费真实时间）"},
     Message{"try.2", "--scenario psn --psn 1 -s 3072 -n 2: the course's example, NAK for PSN 1 then PSNs 1-5 resent",

@@ -141,11 +141,12 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
   n.check(ar ? "done_on" : "done_off", tr(M("check.done"), mode), out.done);
   n.check(ar ? "bytes_on" : "bytes_off", tr(M("check.bytes"), mode), out.bytes);
 
-  if (sim::Fabric* fabric = env.fabric()) {
+  if (const sim::Fabric* fabric = env.fabric()) {
     out.finish_us = static_cast<double>(fabric->now()) / 1e3;
     out.goodput_gbps = out.finish_us > 0 ? o.size * 8.0 / (out.finish_us * 1e3) : 0;
-    fabric->stop_capture();
-    const auto facts = lab::show_wire(n, common.capture);
+  }
+  if (const auto wf = lab::finish_wire(n, env, common.capture)) {
+    const lab::WireFacts& facts = *wf;
     out.packets = facts.packets;
     out.retransmitted = event_count(facts, "retransmission");
     out.naks = event_count(facts, "nak_psn_sequence");
@@ -153,16 +154,18 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
     for (const auto& f : n.result()["wire"]["frames"]) {
       const auto* info = wire::find_opcode(f["opcode"].get<std::uint8_t>());
       if (info != nullptr && info->operation == wire::Operation::Write && f["payload_len"] > 0)
-        out.all_write_only = out.all_write_only && info->position == wire::Position::Only && f.contains("reth_va");
+        out.all_write_only =
+            out.all_write_only && info->position == wire::Position::Only && f.contains("reth_va");
     }
     n.result()[ar ? "wire_on" : "wire_off"] = n.result()["wire"];
     n.result().erase("wire");
-    n.say(tr(M("result"), mode, out.packets, out.retransmitted, out.naks, out.out_of_order, out.finish_us,
-             out.goodput_gbps));
+    n.say(tr(M("result"), mode, out.packets, out.retransmitted, out.naks, out.out_of_order,
+             out.finish_us, out.goodput_gbps));
   }
-  n.result()[ar ? "ar_on" : "ar_off"] = {{"packets", out.packets},         {"retransmitted", out.retransmitted},
-                                         {"naks", out.naks},               {"out_of_order", out.out_of_order},
-                                         {"finish_us", out.finish_us},     {"goodput_gbps", out.goodput_gbps}};
+  n.result()[ar ? "ar_on" : "ar_off"] = {
+      {"packets", out.packets},     {"retransmitted", out.retransmitted},
+      {"naks", out.naks},           {"out_of_order", out.out_of_order},
+      {"finish_us", out.finish_us}, {"goodput_gbps", out.goodput_gbps}};
   return out;
 }
 
@@ -173,7 +176,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
   if (o.ar != "off" && sim_backend) on = transfer(n, o, true);
 
   n.step(tr(M("step.compare")));
-  if (off && off->packets > 0 && o.paths > 1) n.check("off_naks", tr(M("check.off_naks")), off->naks > 0 && off->retransmitted > 0);
+  if (off && off->packets > 0 && o.paths > 1)
+    n.check("off_naks", tr(M("check.off_naks")), off->naks > 0 && off->retransmitted > 0);
   if (on && on->packets > 0) {
     n.check("on_clean", tr(M("check.on_clean")), on->retransmitted == 0 && on->naks == 0);
     if (o.size > o.threshold) n.check("on_reth", tr(M("check.on_reth")), on->all_write_only);
@@ -189,15 +193,19 @@ void run_lab(lab::Narrator& n, const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   const auto options = [&](CLI::App& app) {
-    app.add_option("--ar", o.ar, tr(M("opt.ar")))->check(CLI::IsMember({"off", "on", "both"}))->capture_default_str();
-    app.add_option("--paths", o.paths, tr(M("opt.paths")))->check(CLI::Range(1, 16))->capture_default_str();
+    app.add_option("--ar", o.ar, tr(M("opt.ar")))
+        ->check(CLI::IsMember({"off", "on", "both"}))
+        ->capture_default_str();
+    app.add_option("--paths", o.paths, tr(M("opt.paths")))
+        ->check(CLI::Range(1, 16))
+        ->capture_default_str();
     app.add_option("--spread", o.spread_ns, tr(M("opt.spread")))
         ->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}))
         ->capture_default_str();
-    app.add_option("-s,--size", o.size, tr(M("opt.size")))->check(CLI::Range(1u, 1u << 24))->capture_default_str();
-    app.add_option("-m,--mtu", o.mtu, tr(M("opt.mtu")))
-        ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}))
+    app.add_option("-s,--size", o.size, tr(M("opt.size")))
+        ->check(CLI::Range(1u, 1u << 24))
         ->capture_default_str();
+    lab::add_mtu_option(app, o.mtu);
     app.add_option("--threshold", o.threshold, tr(M("opt.threshold")))->capture_default_str();
   };
   return lab::run(argc, argv, "lab08", "lab08-adaptive-routing", M("desc"), o.common, options,

@@ -26,7 +26,6 @@ inline constexpr std::array kCatalog{
     Message{"opt.paths", "parallel paths between the hosts", "两台主机之间的并行路径数"},
     Message{"opt.spread", "extra delay between neighbouring paths, in ns", "相邻路径之间的额外时延（纳秒）"},
     Message{"opt.size", "bytes to transfer", "传输的字节数"},
-    Message{"opt.mtu", "path MTU: 256, 512, 1024, 2048 or 4096", "路径 MTU：256、512、1024、2048 或 4096"},
     Message{"opt.threshold",
             "NCCL_IB_AR_THRESHOLD: above it, data goes as plain WRITEs and a separate 0-byte WRITE "
             "with immediate signals completion",

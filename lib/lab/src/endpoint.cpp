@@ -16,36 +16,45 @@ namespace {
 using i18n::Message;
 using i18n::tr;
 constexpr std::array kCatalog{
-    Message{"port", "{0}: port {1} {2}, active MTU {3}, link layer {4}", "{0}：端口 {1} {2}，当前 MTU {3}，链路层 {4}"},
+    Message{"port", "{0}: port {1} {2}, active MTU {3}, link layer {4}",
+            "{0}：端口 {1} {2}，当前 MTU {3}，链路层 {4}"},
     Message{"gid", "{0}: GID index {1} = {2} ({3}) is the source address of its packets",
             "{0}：GID 索引 {1} = {2}（{3}），作为其报文的源地址"},
     Message{"no_gid", "GID index not found on {}", "{} 上找不到该 GID 索引"},
-    Message{"why.pd", "the protection domain groups MRs and QPs: a QP may only use MRs of its own PD",
+    Message{"why.pd",
+            "the protection domain groups MRs and QPs: a QP may only use MRs of its own PD",
             "保护域把 MR 和 QP 归为一组：QP 只能使用同一保护域中的 MR"},
     Message{"why.mr",
             "registration pins the buffer and gives the NIC its address translation; the lkey goes "
             "into our own SGEs, the rkey lets a peer reach this memory (if the access flags allow)",
-            "内存注册会锁定缓冲区并把地址映射交给网卡；lkey 填在本地 SGE 中，rkey 让对端可以访问这块内存"
+            "内存注册会锁定缓冲区并把地址映射交给网卡；lkey 填在本地 SGE 中，rkey "
+            "让对端可以访问这块内存"
             "（前提是访问标志允许）"},
     Message{"why.cq", "the work completions of both queues of the QP land here",
             "QP 两个队列的工作完成都会放到这里"},
     Message{"why.qp", "its number goes into the destination QP field of every packet sent to it",
             "它的编号会写进发往它的每个报文 BTH 中的目的 QP 字段"},
-    Message{"exchange", "{0} tells its peer (out of band, e.g. over TCP):", "{0}通过带外方式（例如 TCP）告诉对端："},
+    Message{"exchange", "{0} tells its peer (out of band, e.g. over TCP):",
+            "{0}通过带外方式（例如 TCP）告诉对端："},
     Message{"transition", "{0}, QP {1}:", "{0}，QP {1}："},
     Message{"wc", "{0} completion: status {1}, opcode {2}, wr_id {3}, byte_len {4}, qp_num {5}",
             "{0} 的工作完成：状态 {1}，操作码 {2}，wr_id {3}，byte_len {4}，qp_num {5}"},
-    Message{"poll", "ibv_poll_cq({0} CQ) until {1} completion(s)", "ibv_poll_cq（{0}的 CQ），直到收到 {1} 个工作完成"},
+    Message{"poll", "ibv_poll_cq({0} CQ) until {1} completion(s)",
+            "ibv_poll_cq（{0}的 CQ），直到收到 {1} 个工作完成"},
     Message{"got", "{} completion(s)", "{} 个工作完成"},
     Message{"try", "Things to try:", "可以尝试："},
     Message{"active", "ACTIVE", "ACTIVE（活动）"},
     Message{"inactive", "not ACTIVE", "非 ACTIVE"},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 }  // namespace
 
-std::span<const i18n::Message> endpoint_catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> endpoint_catalog() noexcept {
+  return kCatalog;
+}
 
 ibv_sge Endpoint::sge(std::size_t offset, std::uint32_t len) noexcept {
   return ibv_sge{reinterpret_cast<std::uintptr_t>(buf() + offset), len, mr->lkey()};
@@ -72,7 +81,8 @@ Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBack
     std::filesystem::create_directories(dir);
   std::string said;
   Environment env;
-  env.backend = verbs::choose_backend(*verbs::parse_backend_choice(o.backend), std::move(sim), &said);
+  env.backend =
+      verbs::choose_backend(*verbs::parse_backend_choice(o.backend), std::move(sim), &said);
   env.simulated = env.backend->kind() == verbs::BackendKind::Sim;
   n.say(said);
   n.result()["backend"] = env.simulated ? "sim" : "verbs";
@@ -86,7 +96,8 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
   const std::string& dev = e.ctx->info().name;
   n.call(fmt::format("ibv_open_device({})", dev), {});
   const auto port = e.ctx->query_port(port_no);
-  n.say(tr(M("port"), dev, o.ib_port, port.state == IBV_PORT_ACTIVE ? tr(M("active")) : tr(M("inactive")),
+  n.say(tr(M("port"), dev, o.ib_port,
+           port.state == IBV_PORT_ACTIVE ? tr(M("active")) : tr(M("inactive")),
            verbs::mtu_bytes(port.active_mtu),
            port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand"));
   // On RoCE the GID is the IP address the packets carry: the RoCEv2 GID of
@@ -110,7 +121,8 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
                            std::pair{IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
                            std::pair{IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
                            std::pair{IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"}})
-    if ((spec.access & bit) != 0) access += (access.empty() ? "IBV_ACCESS_" : "|IBV_ACCESS_") + std::string(name);
+    if ((spec.access & bit) != 0)
+      access += (access.empty() ? "IBV_ACCESS_" : "|IBV_ACCESS_") + std::string(name);
   n.call(fmt::format("ibv_reg_mr(pd, buf, {}, {})", spec.buffer, access),
          fmt::format("lkey {}  rkey {}", hex(e.mr->lkey(), 8), hex(e.mr->rkey(), 8)));
   n.say(tr(M("why.mr")));
@@ -123,7 +135,9 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
   init.max_send_wr = init.max_recv_wr = spec.max_wr;
   e.qp = e.pd->create_qp(init);
   n.call(fmt::format("ibv_create_qp(pd, qp_type={}, max_send_wr={}, max_recv_wr={})",
-                     spec.type == IBV_QPT_RC ? "IBV_QPT_RC" : spec.type == IBV_QPT_UC ? "IBV_QPT_UC" : "IBV_QPT_UD",
+                     spec.type == IBV_QPT_RC   ? "IBV_QPT_RC"
+                     : spec.type == IBV_QPT_UC ? "IBV_QPT_UC"
+                                               : "IBV_QPT_UD",
                      spec.max_wr, spec.max_wr),
          fmt::format("qp_num {}", hex(e.qp->qpn(), 6)));
   n.say(tr(M("why.qp")));
@@ -150,8 +164,8 @@ verbs::ConnInfo show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_
   return info;
 }
 
-void connect_pair(Narrator& n, Endpoint& a, Endpoint& b, const ConnectSpec& c, const CommonOptions& o,
-                  bool b_one_sided) {
+void connect_pair(Narrator& n, Endpoint& a, Endpoint& b, const ConnectSpec& c,
+                  const CommonOptions& o, bool b_one_sided) {
   const verbs::ConnInfo from_a = show_exchange(n, a, c.mtu, false);
   const verbs::ConnInfo from_b = show_exchange(n, b, c.mtu, b_one_sided);
   connect_rc(n, a, from_b, c, o);
@@ -184,9 +198,25 @@ void connect_rc(Narrator& n, Endpoint& me, const verbs::ConnInfo& peer, const Co
   n.block(me.qp->to_rts(rts).to_string());
 }
 
+WrChain::WrChain(Endpoint& local, std::uint32_t count, std::uint32_t size, ibv_wr_opcode op,
+                 std::uint64_t remote_va, std::uint32_t rkey)
+    : sges(count), wrs(count) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    sges[i] = local.sge(std::size_t{i} * size, size);
+    wrs[i].wr_id = i + 1;
+    wrs[i].sg_list = &sges[i];
+    wrs[i].num_sge = 1;
+    wrs[i].opcode = op;
+    wrs[i].send_flags = IBV_SEND_SIGNALED;
+    wrs[i].wr.rdma.remote_addr = remote_va + std::uint64_t{i} * size;
+    wrs[i].wr.rdma.rkey = rkey;
+    wrs[i].next = i + 1 < count ? &wrs[i + 1] : nullptr;
+  }
+}
+
 void show_wc(Narrator& n, const std::string& who, const ibv_wc& wc) {
-  n.say(tr(M("wc"), who, verbs::wc_status_name(wc.status), verbs::wc_opcode_name(wc.opcode), wc.wr_id,
-           wc.byte_len, hex(wc.qp_num, 6)));
+  n.say(tr(M("wc"), who, verbs::wc_status_name(wc.status), verbs::wc_opcode_name(wc.opcode),
+           wc.wr_id, wc.byte_len, hex(wc.qp_num, 6)));
   if (wc.status != IBV_WC_SUCCESS) n.block(verbs::describe_wc(wc));
 }
 

@@ -1,9 +1,8 @@
 #include "rdmalab/lab/narrator.hpp"
 
 #include <arpa/inet.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <array>
 #include <iostream>
@@ -17,16 +16,21 @@ using i18n::Message;
 constexpr std::array kCatalog{
     Message{"opt.backend", "auto (a device if one exists, else the simulator), verbs or sim",
             "auto（有设备就用设备，否则用模拟器）、verbs 或 sim"},
-    Message{"opt.dev", "RDMA device to use (simulator: sim0 or sim1)", "使用的 RDMA 设备（模拟器：sim0 或 sim1）"},
+    Message{"opt.dev", "RDMA device to use (simulator: sim0 or sim1)",
+            "使用的 RDMA 设备（模拟器：sim0 或 sim1）"},
     Message{"opt.port", "port of the device", "设备端口号"},
     Message{"opt.gid", "GID index (default: the RoCEv2 GID of an IPv4 address)",
             "GID 索引（默认：IPv4 地址对应的 RoCEv2 GID）"},
-    Message{"opt.step", "pause before each step until Enter is pressed", "每一步之前暂停，按回车继续"},
+    Message{"opt.step", "pause before each step until Enter is pressed",
+            "每一步之前暂停，按回车继续"},
     Message{"opt.quiet", "print only the result", "只输出结果"},
     Message{"opt.json", "print the result as JSON", "以 JSON 格式输出结果"},
-    Message{"opt.capture", "where the simulator writes the capture of the wire", "模拟器写入线路抓包文件的路径"},
+    Message{"opt.capture", "where the simulator writes the capture of the wire",
+            "模拟器写入线路抓包文件的路径"},
     Message{"opt.seed", "seed of the simulator's random choices (same seed, same capture)",
             "模拟器随机数种子（相同种子得到相同的抓包）"},
+    Message{"opt.mtu", "path MTU: 256, 512, 1024, 2048 or 4096",
+            "路径 MTU：256、512、1024、2048 或 4096"},
     Message{"step", "Step {0}: {1}", "第 {0} 步：{1}"},
     Message{"press_enter", "(press Enter to continue)", "（按回车继续）"},
     Message{"ok", "OK", "成功"},
@@ -35,24 +39,35 @@ constexpr std::array kCatalog{
     Message{"verdict.failed", "{}: some checks failed", "{}：部分检查未通过"},
     Message{"check.line", "  [{0}] {1}", "  [{0}] {1}"},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 }  // namespace
 
-std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> catalog() noexcept {
+  return kCatalog;
+}
 
 void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id) {
   app.add_option("--backend", o.backend, i18n::tr(M("opt.backend")))
       ->check(CLI::IsMember({"auto", "verbs", "sim"}));
   app.add_option("-d,--dev", o.device, i18n::tr(M("opt.dev")));
   app.add_option("-i,--ib-port", o.ib_port, i18n::tr(M("opt.port")))->check(CLI::Range(1, 255));
-  app.add_option("-x,-g,--gid-index", o.gid_index, i18n::tr(M("opt.gid")))->check(CLI::Range(0, 255));
+  app.add_option("-x,-g,--gid-index", o.gid_index, i18n::tr(M("opt.gid")))
+      ->check(CLI::Range(0, 255));
   app.add_flag("--step", o.step, i18n::tr(M("opt.step")));
   app.add_flag("--quiet", o.quiet, i18n::tr(M("opt.quiet")));
   app.add_flag("--json", o.json, i18n::tr(M("opt.json")));
   o.capture = fmt::format("captures/{}.pcap", lab_id);
   app.add_option("--capture", o.capture, i18n::tr(M("opt.capture")))->capture_default_str();
   app.add_option("--seed", o.seed, i18n::tr(M("opt.seed")))->capture_default_str();
+}
+
+void add_mtu_option(CLI::App& app, int& mtu) {
+  app.add_option("-m,--mtu", mtu, i18n::tr(M("opt.mtu")))
+      ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}))
+      ->capture_default_str();
 }
 
 Narrator::Narrator(const CommonOptions& o, std::string lab_id)
@@ -117,11 +132,14 @@ int Narrator::finish() {
   } else {
     std::cout << "\n";
     for (const auto& c : checks_)
-      std::cout << i18n::tr(M("check.line"), c["ok"].get<bool>() ? i18n::tr(M("ok")) : i18n::tr(M("failed")),
+      std::cout << i18n::tr(M("check.line"),
+                            c["ok"].get<bool>() ? i18n::tr(M("ok")) : i18n::tr(M("failed")),
                             c["check"].get<std::string>())
-                << (c["detail"].get<std::string>().empty() ? "" : ": " + c["detail"].get<std::string>())
+                << (c["detail"].get<std::string>().empty() ? ""
+                                                           : ": " + c["detail"].get<std::string>())
                 << "\n";
-    std::cout << (ok_ ? i18n::tr(M("verdict.ok"), lab_id_) : i18n::tr(M("verdict.failed"), lab_id_)) << "\n";
+    std::cout << (ok_ ? i18n::tr(M("verdict.ok"), lab_id_) : i18n::tr(M("verdict.failed"), lab_id_))
+              << "\n";
   }
   return ok_ ? cli::kExitOk : cli::kExitFailure;
 }

@@ -10,9 +10,9 @@
 namespace rdmalab::lab {
 
 int run(int argc, char** argv, std::string_view lab_id, std::string_view program,
-         const i18n::Message& desc, CommonOptions& common,
-         const std::function<void(CLI::App&)>& add_options,
-         const std::function<void(Narrator&)>& body) {
+        const i18n::Message& desc, CommonOptions& common,
+        const std::function<void(CLI::App&)>& add_options,
+        const std::function<void(Narrator&)>& body) {
   i18n::init_from_args(argc, argv);
   CLI::App app{i18n::tr(desc), std::string(program)};
   cli::localize(app);

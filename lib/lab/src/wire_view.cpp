@@ -11,43 +11,56 @@
 #include "rdmalab/cli/cli.hpp"
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/dissect/render.hpp"
+#include "rdmalab/lab/endpoint.hpp"
 
 namespace rdmalab::lab {
 namespace {
 
 using i18n::Message;
 constexpr std::array kCatalog{
-    Message{"title", "what happened on the wire ({0}, {1} packets)", "线路上发生了什么（{0}，共 {1} 个报文）"},
+    Message{"title", "what happened on the wire ({0}, {1} packets)",
+            "线路上发生了什么（{0}，共 {1} 个报文）"},
     Message{"more", "... {} more packets not shown (rdmapcap ladder {} shows all)",
             "……另有 {} 个报文未显示（用 rdmapcap ladder {} 查看全部）"},
     Message{"events", "what the analyser explains:", "分析器的解释："},
+    Message{"check.icrc", "every ICRC on the wire is correct", "线路上每个报文的 ICRC 都正确"},
     Message{"unreadable", "the capture could not be read: {}", "无法读取抓包文件：{}"},
-    Message{"verbs.capture",
-            "On real devices the simulator's capture is not available. To see the packets: between "
-            "two hosts running Soft-RoCE, run `tcpdump -i IFACE -s 0 -w lab.pcap udp port 4791` on "
-            "the interface under rxe, then `rdmapcap ladder lab.pcap`. Traffic between two QPs of "
-            "the same host never reaches a network interface (rxe loops it back inside the kernel), "
-            "and hardware RoCE NICs process packets without the kernel, so tcpdump sees neither; "
-            "use two hosts, a mirror port, or the vendor's capture tool.",
-            "在真实设备上没有模拟器的抓包。要看到报文：在两台运行 Soft-RoCE 的主机之间，对 rxe "
-            "所绑定的网口执行 `tcpdump -i IFACE -s 0 -w lab.pcap udp port 4791`，再用 "
-            "`rdmapcap ladder lab.pcap` 查看。同一主机上两个 QP 之间的流量根本不会经过网口（rxe "
-            "在内核里直接回环），而硬件 RoCE 网卡处理报文时不经过内核，所以 tcpdump 两者都看不到；"
-            "请使用两台主机、交换机镜像端口或厂商提供的抓包工具。"},
+    Message{
+        "verbs.capture",
+        "On real devices the simulator's capture is not available. To see the packets: between "
+        "two hosts running Soft-RoCE, run `tcpdump -i IFACE -s 0 -w lab.pcap udp port 4791` on "
+        "the interface under rxe, then `rdmapcap ladder lab.pcap`. Traffic between two QPs of "
+        "the same host never reaches a network interface (rxe loops it back inside the kernel), "
+        "and hardware RoCE NICs process packets without the kernel, so tcpdump sees neither; "
+        "use two hosts, a mirror port, or the vendor's capture tool.",
+        "在真实设备上没有模拟器的抓包。要看到报文：在两台运行 Soft-RoCE 的主机之间，对 rxe "
+        "所绑定的网口执行 `tcpdump -i IFACE -s 0 -w lab.pcap udp port 4791`，再用 "
+        "`rdmapcap ladder lab.pcap` 查看。同一主机上两个 QP 之间的流量根本不会经过网口（rxe "
+        "在内核里直接回环），而硬件 RoCE 网卡处理报文时不经过内核，所以 tcpdump 两者都看不到；"
+        "请使用两台主机、交换机镜像端口或厂商提供的抓包工具。"},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 constexpr std::size_t kMaxRows = 60;
 
 nlohmann::json event_json(const dissect::Event& e) {
-  return {{"type", dissect::event_name(e.type)}, {"frame", e.frame},   {"related_frame", e.related_frame},
-          {"psn", e.psn},                        {"code", e.code},     {"count", e.count},
-          {"delta_ns", e.delta_ns},              {"text", dissect::describe(e)}};
+  return {{"type", dissect::event_name(e.type)},
+          {"frame", e.frame},
+          {"related_frame", e.related_frame},
+          {"psn", e.psn},
+          {"code", e.code},
+          {"count", e.count},
+          {"delta_ns", e.delta_ns},
+          {"text", dissect::describe(e)}};
 }
 
 }  // namespace
 
-std::span<const i18n::Message> wire_view_catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> wire_view_catalog() noexcept {
+  return kCatalog;
+}
 
 WireFacts show_wire(Narrator& n, const std::string& path) {
   WireFacts facts;
@@ -76,11 +89,14 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
     if (!rec.is_roce() || !rec.has_bth()) continue;
     ++facts.packets;
     const auto& bth = rec.decoded.ib->bth;
-    const std::string op = rec.op != nullptr ? fmt::format("{} {}", wire::transport_name(rec.op->transport), rec.op->name)
-                                             : fmt::format("opcode 0x{:02x}", bth.opcode);
+    const std::string op =
+        rec.op != nullptr
+            ? fmt::format("{} {}", wire::transport_name(rec.op->transport), rec.op->name)
+            : fmt::format("opcode 0x{:02x}", bth.opcode);
     ++facts.opcodes[op];
     if (rec.icrc && !rec.icrc->ok()) facts.icrc_all_ok = false;
-    nlohmann::json f{{"frame", rec.frame}, {"opcode", bth.opcode}, {"opname", op}, {"psn", bth.psn},
+    nlohmann::json f{{"frame", rec.frame},    {"opcode", bth.opcode},
+                     {"opname", op},          {"psn", bth.psn},
                      {"ackreq", bth.ack_req}, {"payload_len", rec.decoded.ib->payload_length}};
     const wire::IbPacket& ib = *rec.decoded.ib;
     if (ib.reth) {
@@ -116,8 +132,11 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
     ++facts.events[std::string(dissect::event_name(e.type))];
     events.push_back(event_json(e));
   }
-  n.result()["wire"] = {{"capture", path}, {"packets", facts.packets}, {"icrc_ok", facts.icrc_all_ok},
-                        {"frames", packets}, {"events", events}};
+  n.result()["wire"] = {{"capture", path},
+                        {"packets", facts.packets},
+                        {"icrc_ok", facts.icrc_all_ok},
+                        {"frames", packets},
+                        {"events", events}};
 
   if (!n.narrating() || recs.empty()) return facts;
   std::cout << "\n" << i18n::tr(M("title"), path, facts.packets) << "\n";
@@ -142,6 +161,21 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
   return facts;
 }
 
-void explain_capture_on_verbs(Narrator& n) { n.say(i18n::tr(M("verbs.capture"))); }
+void explain_capture_on_verbs(Narrator& n) {
+  n.say(i18n::tr(M("verbs.capture")));
+}
+
+std::optional<WireFacts> finish_wire(Narrator& n, const Environment& env,
+                                     const std::string& pcap_path) {
+  sim::Fabric* fabric = env.fabric();
+  if (fabric == nullptr) {
+    explain_capture_on_verbs(n);
+    return std::nullopt;
+  }
+  fabric->stop_capture();
+  WireFacts facts = show_wire(n, pcap_path);
+  n.check("icrc", i18n::tr(M("check.icrc")), facts.readable && facts.icrc_all_ok);
+  return facts;
+}
 
 }  // namespace rdmalab::lab

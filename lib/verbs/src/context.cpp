@@ -1,10 +1,11 @@
+#include "rdmalab/verbs/context.hpp"
+
 #include <arpa/inet.h>
 
 #include <chrono>
 #include <cstring>
 
 #include "rdmalab/verbs/backend.hpp"
-#include "rdmalab/verbs/context.hpp"
 
 namespace rdmalab::verbs {
 

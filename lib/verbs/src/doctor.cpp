@@ -1,9 +1,8 @@
 #include "rdmalab/verbs/doctor.hpp"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
-
-#include <fmt/format.h>
 
 #include <array>
 #include <cstdio>
@@ -20,7 +19,8 @@ namespace fs = std::filesystem;
 constexpr std::uint64_t kMemlockWanted = 64ull << 20;
 
 constexpr std::array kCatalog{
-    Message{"dev.none_auto", "no RDMA device found: the labs will run on the simulated RoCEv2 fabric",
+    Message{"dev.none_auto",
+            "no RDMA device found: the labs will run on the simulated RoCEv2 fabric",
             "没有找到 RDMA 设备：实验将在模拟的 RoCEv2 网络上运行"},
     Message{"dev.none_verbs", "no RDMA device found, and --backend verbs needs one",
             "没有找到 RDMA 设备，而 --backend verbs 需要一个"},
@@ -29,19 +29,22 @@ constexpr std::array kCatalog{
     Message{"dev.found", "{} RDMA device(s) found", "找到 {} 个 RDMA 设备"},
     Message{"dev.line", "{0}: {1}, node GUID {2}", "{0}：{1}，节点 GUID {2}"},
     Message{"dev.open_failed", "{0}: cannot be opened or queried: {1}", "{0}：无法打开或查询：{1}"},
-    Message{"dev.fix_rxe",
-            "load Soft-RoCE on an Ethernet interface: `modprobe rdma_rxe`, then `rdma link add rxe0 "
-            "type rxe netdev IFACE` (IFACE: an interface with an IPv4 address), then run doctor again",
-            "在一个以太网口上加载 Soft-RoCE：先 `modprobe rdma_rxe`，再 `rdma link add rxe0 type rxe "
-            "netdev IFACE`（IFACE 为一个配有 IPv4 地址的网口），然后重新运行 doctor"},
-    Message{"dev.fix_sim", "or run the labs on the simulator: --backend sim (the default when no device exists)",
+    Message{
+        "dev.fix_rxe",
+        "load Soft-RoCE on an Ethernet interface: `modprobe rdma_rxe`, then `rdma link add rxe0 "
+        "type rxe netdev IFACE` (IFACE: an interface with an IPv4 address), then run doctor again",
+        "在一个以太网口上加载 Soft-RoCE：先 `modprobe rdma_rxe`，再 `rdma link add rxe0 type rxe "
+        "netdev IFACE`（IFACE 为一个配有 IPv4 地址的网口），然后重新运行 doctor"},
+    Message{"dev.fix_sim",
+            "or run the labs on the simulator: --backend sim (the default when no device exists)",
             "或者在模拟器上运行实验：--backend sim（没有设备时默认如此）"},
     Message{"port.line", "{0} port {1}: {2}, active MTU {3} (max {4}), link layer {5}{6}",
             "{0} 端口 {1}：{2}，当前 MTU {3}（最大 {4}），链路层 {5}{6}"},
     Message{"port.netdev", ", netdev {}", "，网口 {}"},
     Message{"port.down", "{0} port {1} is not ACTIVE: the link or its network interface is down",
             "{0} 端口 {1} 不是 ACTIVE 状态：链路或对应网口未启用"},
-    Message{"port.fix_down", "bring the interface up (`ip link set IFACE up`) and check the cable or the peer",
+    Message{"port.fix_down",
+            "bring the interface up (`ip link set IFACE up`) and check the cable or the peer",
             "启用网口（`ip link set IFACE up`），并检查线缆或对端"},
     Message{"port.ok", "ports are ACTIVE", "端口均处于 ACTIVE 状态"},
     Message{"gid.title", "GID table of {0} port {1} (* = the index rdmalab uses)",
@@ -49,37 +52,49 @@ constexpr std::array kCatalog{
     Message{"gid.row", "{0} [{1:>2}] {2:<40} {3}{4}", "{0} [{1:>2}] {2:<40} {3}{4}"},
     Message{"gid.no_v2", "{0} port {1} has no RoCEv2 GID of an IPv4 address",
             "{0} 端口 {1} 没有 IPv4 地址对应的 RoCEv2 GID"},
-    Message{"gid.fix_v2", "give the device's network interface an IPv4 address, or pass --gid-index explicitly",
+    Message{"gid.fix_v2",
+            "give the device's network interface an IPv4 address, or pass --gid-index explicitly",
             "为设备对应的网口配置 IPv4 地址，或者用 --gid-index 显式指定"},
-    Message{"gid.bad_index", "GID index {0} does not exist on {1} port {2}", "{1} 端口 {2} 上不存在 GID 索引 {0}"},
+    Message{"gid.bad_index", "GID index {0} does not exist on {1} port {2}",
+            "{1} 端口 {2} 上不存在 GID 索引 {0}"},
     Message{"gid.fix_index", "choose an index from the table above", "请从上表中选择一个索引"},
     Message{"memlock.unlimited", "memlock limit: unlimited", "memlock 限额：无限制"},
     Message{"memlock.value", "memlock limit: {} KiB", "memlock 限额：{} KiB"},
-    Message{"memlock.low",
-            "memlock limit is {} KiB: registering larger buffers (ibv_reg_mr) will fail with ENOMEM",
-            "memlock 限额只有 {} KiB：注册较大的缓冲区（ibv_reg_mr）会因 ENOMEM 失败"},
+    Message{
+        "memlock.low",
+        "memlock limit is {} KiB: registering larger buffers (ibv_reg_mr) will fail with ENOMEM",
+        "memlock 限额只有 {} KiB：注册较大的缓冲区（ibv_reg_mr）会因 ENOMEM 失败"},
     Message{"memlock.fix",
             "raise it: `ulimit -l unlimited` (as root), a `* - memlock unlimited` line in "
             "/etc/security/limits.conf, or LimitMEMLOCK=infinity for a systemd service",
             "调高限额：以 root 执行 `ulimit -l unlimited`，或在 /etc/security/limits.conf 中加入 "
             "`* - memlock unlimited`，systemd 服务则设置 LimitMEMLOCK=infinity"},
-    Message{"memlock.sim_ok", "the simulator does not pin memory, so this limit does not matter for it",
+    Message{"memlock.sim_ok",
+            "the simulator does not pin memory, so this limit does not matter for it",
             "模拟器不锁定内存，这个限额对它没有影响"},
     Message{"rxe.loaded", "Soft-RoCE (rdma_rxe) is loaded", "Soft-RoCE（rdma_rxe）已加载"},
     Message{"rxe.available", "Soft-RoCE (rdma_rxe) can be loaded on this kernel ({})",
             "当前内核（{}）可以加载 Soft-RoCE（rdma_rxe）"},
-    Message{"rxe.fix_load", "`modprobe rdma_rxe`, then `rdma link add rxe0 type rxe netdev IFACE`; `rdma link` shows the result",
-            "`modprobe rdma_rxe`，再 `rdma link add rxe0 type rxe netdev IFACE`；用 `rdma link` 查看结果"},
-    Message{"rxe.missing",
-            "this kernel ({}) has no rdma_rxe module (typical of containers and CI runners): Soft-RoCE "
-            "needs a kernel built with CONFIG_RDMA_RXE",
-            "当前内核（{}）没有 rdma_rxe 模块（容器和 CI 环境常见）：Soft-RoCE 需要启用了 "
-            "CONFIG_RDMA_RXE 的内核"},
-    Message{"rxe.fix_vm", "use the simulator, or run real Soft-RoCE in a VM with a Debian kernel (see the docs, chapter 2)",
+    Message{"rxe.fix_load",
+            "`modprobe rdma_rxe`, then `rdma link add rxe0 type rxe netdev IFACE`; `rdma link` "
+            "shows the result",
+            "`modprobe rdma_rxe`，再 `rdma link add rxe0 type rxe netdev IFACE`；用 `rdma link` "
+            "查看结果"},
+    Message{
+        "rxe.missing",
+        "this kernel ({}) has no rdma_rxe module (typical of containers and CI runners): Soft-RoCE "
+        "needs a kernel built with CONFIG_RDMA_RXE",
+        "当前内核（{}）没有 rdma_rxe 模块（容器和 CI 环境常见）：Soft-RoCE 需要启用了 "
+        "CONFIG_RDMA_RXE 的内核"},
+    Message{"rxe.fix_vm",
+            "use the simulator, or run real Soft-RoCE in a VM with a Debian kernel (see the docs, "
+            "chapter 2)",
             "使用模拟器，或在运行 Debian 内核的虚拟机中使用真实的 Soft-RoCE（见文档第 2 章）"},
-    Message{"fw.mentions", "the firewall ruleset mentions UDP port 4791 (RoCEv2): make sure it does not drop it",
+    Message{"fw.mentions",
+            "the firewall ruleset mentions UDP port 4791 (RoCEv2): make sure it does not drop it",
             "防火墙规则中出现了 UDP 4791 端口（RoCEv2）：请确认它没有被丢弃"},
-    Message{"fw.hint", "RoCEv2 runs over UDP port 4791: a firewall between the hosts must let it through",
+    Message{"fw.hint",
+            "RoCEv2 runs over UDP port 4791: a firewall between the hosts must let it through",
             "RoCEv2 使用 UDP 4791 端口：两台主机之间的防火墙必须放行它"},
     Message{"fw.fix", "check with `nft list ruleset | grep 4791` (or iptables -S)",
             "用 `nft list ruleset | grep 4791`（或 iptables -S）检查"},
@@ -89,7 +104,9 @@ constexpr std::array kCatalog{
     Message{"state.ARMED", "ARMED", "ARMED（就绪）"},
     Message{"state.other", "state {}", "状态 {}"},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 std::string port_state(ibv_port_state s) {
   switch (s) {
@@ -103,7 +120,9 @@ std::string port_state(ibv_port_state s) {
 
 }  // namespace
 
-std::span<const i18n::Message> doctor_catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> doctor_catalog() noexcept {
+  return kCatalog;
+}
 
 DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index) {
   DoctorInputs in;
@@ -135,7 +154,8 @@ DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index) {
   if (uname(&u) == 0) in.kernel_release = u.release;
   std::error_code ec;
   in.rxe_module_loaded = fs::exists("/sys/module/rdma_rxe", ec);
-  const fs::path rxe_dir = fs::path("/lib/modules") / in.kernel_release / "kernel/drivers/infiniband/sw/rxe";
+  const fs::path rxe_dir =
+      fs::path("/lib/modules") / in.kernel_release / "kernel/drivers/infiniband/sw/rxe";
   if (fs::is_directory(rxe_dir, ec))
     for (const auto& e : fs::directory_iterator(rxe_dir, ec))
       if (e.path().filename().string().starts_with("rdma_rxe.ko")) in.rxe_module_available = true;
@@ -144,7 +164,8 @@ DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index) {
     char line[512];
     while (std::fgets(line, sizeof line, f) != nullptr) {
       in.firewall_readable = true;
-      if (std::string_view(line).find("4791") != std::string_view::npos) in.firewall_mentions_4791 = true;
+      if (std::string_view(line).find("4791") != std::string_view::npos)
+        in.firewall_mentions_4791 = true;
     }
     ::pclose(f);
   }
@@ -154,8 +175,8 @@ DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index) {
 std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions& opt) {
   std::vector<CheckResult> out;
   const bool have_devices = !in.devices.empty();
-  const bool wants_verbs = opt.backend == BackendChoice::Verbs ||
-                           (opt.backend == BackendChoice::Auto && have_devices);
+  const bool wants_verbs =
+      opt.backend == BackendChoice::Verbs || (opt.backend == BackendChoice::Auto && have_devices);
 
   // Devices.
   CheckResult dev{"devices", CheckStatus::Ok, {}, {}, {}};
@@ -171,7 +192,8 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
   } else {
     dev.title = i18n::tr(M("dev.found"), in.devices.size());
     for (const auto& d : in.devices) {
-      dev.details.push_back(i18n::tr(M("dev.line"), d.info.name, d.info.transport, d.info.node_guid));
+      dev.details.push_back(
+          i18n::tr(M("dev.line"), d.info.name, d.info.transport, d.info.node_guid));
       if (!d.error.empty()) {
         dev.status = CheckStatus::Fail;
         dev.details.push_back(i18n::tr(M("dev.open_failed"), d.info.name, d.error));
@@ -186,10 +208,11 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
       for (const auto& p : d.ports) {
         CheckResult port{"ports", CheckStatus::Ok, i18n::tr(M("port.ok")), {}, {}};
         const bool eth = p.info.link_layer == IBV_LINK_LAYER_ETHERNET;
-        port.details.push_back(i18n::tr(
-            M("port.line"), d.info.name, p.port, port_state(p.info.state), mtu_bytes(p.info.active_mtu),
-            mtu_bytes(p.info.max_mtu), eth ? "Ethernet (RoCE)" : "InfiniBand",
-            p.netdev.empty() ? std::string() : i18n::tr(M("port.netdev"), p.netdev)));
+        port.details.push_back(
+            i18n::tr(M("port.line"), d.info.name, p.port, port_state(p.info.state),
+                     mtu_bytes(p.info.active_mtu), mtu_bytes(p.info.max_mtu),
+                     eth ? "Ethernet (RoCE)" : "InfiniBand",
+                     p.netdev.empty() ? std::string() : i18n::tr(M("port.netdev"), p.netdev)));
         if (p.info.state != IBV_PORT_ACTIVE) {
           port.status = CheckStatus::Fail;
           port.title = i18n::tr(M("port.down"), d.info.name, p.port);
@@ -198,7 +221,8 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
         out.push_back(std::move(port));
 
         if (!eth) continue;
-        CheckResult gid{"gid", CheckStatus::Ok, i18n::tr(M("gid.title"), d.info.name, p.port), {}, {}};
+        CheckResult gid{
+            "gid", CheckStatus::Ok, i18n::tr(M("gid.title"), d.info.name, p.port), {}, {}};
         bool has_v4_v2 = false;
         for (const auto& g : p.gids) {
           has_v4_v2 |= g.type == GidType::RoceV2 && g.is_ipv4_mapped();

@@ -42,28 +42,31 @@ constexpr std::array kCatalog{
             "RTR->RTS 需要 SQ_PSN、TIMEOUT、RETRY_CNT、RNR_RETRY、MAX_QP_RD_ATOMIC"
             "（见 `man ibv_modify_qp`）。在 RoCE 上，地址向量中的 GID 索引不对也会在 RTR 时报 "
             "EINVAL：请试试 --gid-index。"},
-    Message{"hint.modify_qp_route",
-            "no route to the remote GID: check the GID index (--gid-index, `rdmalab doctor` shows "
-            "the table), that the remote address is reachable over the RDMA device's interface, and "
-            "its ARP/neighbour entry.",
-            "到远端 GID 没有路由：检查 GID 索引（--gid-index，`rdmalab doctor` 会列出 GID 表）、"
-            "远端地址是否能经 RDMA 设备对应的网口到达，以及对应的 ARP/邻居表项。"},
-    Message{"hint.create_qp_inval",
-            "the QP capabilities exceed what the device supports (max_send_wr, max_recv_wr, max_sge, "
-            "max_inline_data); `ibv_devinfo -v` lists the limits.",
-            "QP 的容量参数超出了设备上限（max_send_wr、max_recv_wr、max_sge、max_inline_data）；"
-            "`ibv_devinfo -v` 可查看这些上限。"},
+    Message{
+        "hint.modify_qp_route",
+        "no route to the remote GID: check the GID index (--gid-index, `rdmalab doctor` shows "
+        "the table), that the remote address is reachable over the RDMA device's interface, and "
+        "its ARP/neighbour entry.",
+        "到远端 GID 没有路由：检查 GID 索引（--gid-index，`rdmalab doctor` 会列出 GID 表）、"
+        "远端地址是否能经 RDMA 设备对应的网口到达，以及对应的 ARP/邻居表项。"},
+    Message{
+        "hint.create_qp_inval",
+        "the QP capabilities exceed what the device supports (max_send_wr, max_recv_wr, max_sge, "
+        "max_inline_data); `ibv_devinfo -v` lists the limits.",
+        "QP 的容量参数超出了设备上限（max_send_wr、max_recv_wr、max_sge、max_inline_data）；"
+        "`ibv_devinfo -v` 可查看这些上限。"},
     Message{"hint.create_cq_inval", "the CQ size exceeds the device's max_cqe (`ibv_devinfo -v`).",
             "CQ 大小超过了设备的 max_cqe（见 `ibv_devinfo -v`）。"},
     Message{"hint.nomem", "the device or the kernel ran out of resources for this object.",
             "设备或内核已没有足够资源创建该对象。"},
-    Message{"hint.no_device",
-            "no RDMA device found. Without hardware, load Soft-RoCE on an Ethernet interface: "
-            "`modprobe rdma_rxe` then `rdma link add rxe0 type rxe netdev IFACE`; or use the "
-            "simulator with --backend sim.",
-            "没有找到 RDMA 设备。没有硬件时，可以在以太网口上加载 Soft-RoCE：先 "
-            "`modprobe rdma_rxe`，再 `rdma link add rxe0 type rxe netdev IFACE`；或用 --backend sim "
-            "改用模拟器。"},
+    Message{
+        "hint.no_device",
+        "no RDMA device found. Without hardware, load Soft-RoCE on an Ethernet interface: "
+        "`modprobe rdma_rxe` then `rdma link add rxe0 type rxe netdev IFACE`; or use the "
+        "simulator with --backend sim.",
+        "没有找到 RDMA 设备。没有硬件时，可以在以太网口上加载 Soft-RoCE：先 "
+        "`modprobe rdma_rxe`，再 `rdma link add rxe0 type rxe netdev IFACE`；或用 --backend sim "
+        "改用模拟器。"},
     Message{"hint.open_device_perm",
             "no permission to open the device: check /dev/infiniband/uverbs* access.",
             "没有权限打开设备：检查 /dev/infiniband/uverbs* 的访问权限。"},
@@ -86,38 +89,71 @@ constexpr std::array kCatalog{
             "CQs.",
             "该对象仍有子对象：先销毁 QP 和 MR 再销毁 PD，先销毁 QP 再销毁 CQ。"},
     // Work completion status hints, IBTA 11.6.2 and `man ibv_poll_cq`.
-    Message{"wc.headline", "work completion failed: {0} ({1}), opcode {2}, wr_id {3}, QP 0x{4:06x}, vendor_err 0x{5:x}",
+    Message{"wc.headline",
+            "work completion failed: {0} ({1}), opcode {2}, wr_id {3}, QP 0x{4:06x}, vendor_err "
+            "0x{5:x}",
             "工作完成出错：{0}（{1}），操作码 {2}，wr_id {3}，QP 0x{4:06x}，vendor_err 0x{5:x}"},
     Message{"wc.device", "on device {}", "设备 {}"},
-    Message{"wc.loc_len", "a receive buffer was too small for the incoming message, or a send was longer than the port allows.",
+    Message{"wc.loc_len",
+            "a receive buffer was too small for the incoming message, or a send was longer than "
+            "the port allows.",
             "接收缓冲区装不下到来的消息，或发送的消息超过了端口允许的长度。"},
-    Message{"wc.loc_qp_op", "the work request is not valid for this QP (type, state, or an inline size too large).",
+    Message{"wc.loc_qp_op",
+            "the work request is not valid for this QP (type, state, or an inline size too large).",
             "该工作请求与 QP 不符（类型、状态，或内联数据过大）。"},
-    Message{"wc.loc_prot", "an SGE's lkey does not cover its address range, or the MR lacks the local access needed.",
-            "某个 SGE 的 lkey 不覆盖其地址范围，或该 MR 没有所需的本地访问权限。"},
-    Message{"wc.flush", "the QP went to the error state; this request was flushed without being executed. Look at the first failed completion for the cause.",
-            "QP 已进入错误状态，这个请求未被执行就被冲刷（flush）了。原因请看第一个出错的工作完成。"},
-    Message{"wc.bad_resp", "the responder sent an unexpected response.", "响应端返回了不符合预期的响应。"},
-    Message{"wc.loc_access", "a local protection error on the data of an incoming RDMA READ response or atomic.",
+    Message{
+        "wc.loc_prot",
+        "an SGE's lkey does not cover its address range, or the MR lacks the local access needed.",
+        "某个 SGE 的 lkey 不覆盖其地址范围，或该 MR 没有所需的本地访问权限。"},
+    Message{
+        "wc.flush",
+        "the QP went to the error state; this request was flushed without being executed. Look at "
+        "the first failed completion for the cause.",
+        "QP 已进入错误状态，这个请求未被执行就被冲刷（flush）了。原因请看第一个出错的工作完成。"},
+    Message{"wc.bad_resp", "the responder sent an unexpected response.",
+            "响应端返回了不符合预期的响应。"},
+    Message{"wc.loc_access",
+            "a local protection error on the data of an incoming RDMA READ response or atomic.",
             "处理到来的 RDMA READ 响应或原子操作结果时出现本地保护错误。"},
-    Message{"wc.rem_inv_req", "the responder rejected the request as invalid (e.g. the message is larger than its receive buffer, or an operation the QP does not allow).",
+    Message{"wc.rem_inv_req",
+            "the responder rejected the request as invalid (e.g. the message is larger than its "
+            "receive buffer, or an operation the QP does not allow).",
             "响应端认为请求无效而拒绝（例如消息大于对方的接收缓冲区，或 QP 不允许该操作）。"},
-    Message{"wc.rem_access", "the responder refused the access: wrong rkey, an address outside the remote MR, or the MR or QP lacks remote write/read/atomic permission.",
-            "响应端拒绝访问：rkey 错误、地址超出远端 MR 的范围，或者 MR 或 QP 没有远端写/读/原子权限。"},
-    Message{"wc.rem_op", "the responder could not complete the operation (an internal error on the remote side).",
-            "响应端无法完成该操作（远端内部错误）。"},
-    Message{"wc.retry_exc", "no ACK came back after retry_cnt retransmissions: check the GID index and route, that the peer QP is in RTR/RTS with the right dest QPN and PSN, and the timeout value (4.096 us * 2^timeout per try).",
-            "重传 retry_cnt 次后仍未收到 ACK：检查 GID 索引和路由、对端 QP 是否处于 RTR/RTS 且目的 QPN 与 PSN 正确，以及 timeout 取值（每次等待 4.096 微秒 × 2^timeout）。"},
-    Message{"wc.rnr_retry_exc", "the peer had no receive WQE posted (RNR NAK) for rnr_retry tries: post receives before the sender sends, or raise rnr_retry (7 = retry forever).",
-            "对端在 rnr_retry 次重试期间都没有可用的接收 WQE（RNR NAK）：让接收端先于发送端提交接收请求，或调大 rnr_retry（7 表示无限重试）。"},
-    Message{"wc.rem_inv_rd_req", "the responder refused an RDMA READ or atomic: too many outstanding (max_dest_rd_atomic) or not permitted.",
-            "响应端拒绝了 RDMA READ 或原子操作：未完成的请求过多（max_dest_rd_atomic）或不被允许。"},
+    Message{"wc.rem_access",
+            "the responder refused the access: wrong rkey, an address outside the remote MR, or "
+            "the MR or QP lacks remote write/read/atomic permission.",
+            "响应端拒绝访问：rkey 错误、地址超出远端 MR 的范围，或者 MR 或 QP "
+            "没有远端写/读/原子权限。"},
+    Message{
+        "wc.rem_op",
+        "the responder could not complete the operation (an internal error on the remote side).",
+        "响应端无法完成该操作（远端内部错误）。"},
+    Message{"wc.retry_exc",
+            "no ACK came back after retry_cnt retransmissions: check the GID index and route, that "
+            "the peer QP is in RTR/RTS with the right dest QPN and PSN, and the timeout value "
+            "(4.096 us * 2^timeout per try).",
+            "重传 retry_cnt 次后仍未收到 ACK：检查 GID 索引和路由、对端 QP 是否处于 RTR/RTS 且目的 "
+            "QPN 与 PSN 正确，以及 timeout 取值（每次等待 4.096 微秒 × 2^timeout）。"},
+    Message{"wc.rnr_retry_exc",
+            "the peer had no receive WQE posted (RNR NAK) for rnr_retry tries: post receives "
+            "before the sender sends, or raise rnr_retry (7 = retry forever).",
+            "对端在 rnr_retry 次重试期间都没有可用的接收 WQE（RNR "
+            "NAK）：让接收端先于发送端提交接收请求，或调大 rnr_retry（7 表示无限重试）。"},
+    Message{
+        "wc.rem_inv_rd_req",
+        "the responder refused an RDMA READ or atomic: too many outstanding (max_dest_rd_atomic) "
+        "or not permitted.",
+        "响应端拒绝了 RDMA READ 或原子操作：未完成的请求过多（max_dest_rd_atomic）或不被允许。"},
     Message{"wc.fatal", "a fatal error of the device.", "设备发生致命错误。"},
-    Message{"wc.general", "a general error without more detail; see vendor_err.", "一般性错误，没有更多细节；请参考 vendor_err。"},
-    Message{"wc.other", "see `man ibv_poll_cq` for this status.", "该状态的含义请参见 `man ibv_poll_cq`。"},
+    Message{"wc.general", "a general error without more detail; see vendor_err.",
+            "一般性错误，没有更多细节；请参考 vendor_err。"},
+    Message{"wc.other", "see `man ibv_poll_cq` for this status.",
+            "该状态的含义请参见 `man ibv_poll_cq`。"},
 };
 
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 // (verb, errno) -> hint. A row with err 0 matches any errno of that verb.
 struct HintRow {
@@ -191,7 +227,9 @@ const WcRow* wc_row(ibv_wc_status s) {
 
 }  // namespace
 
-std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> catalog() noexcept {
+  return kCatalog;
+}
 
 VerbsError::VerbsError(std::string verb, int err, ErrorContext ctx, std::string hint)
     : std::system_error(err, std::generic_category(), verb),
@@ -204,7 +242,8 @@ bool VerbsError::not_supported() const noexcept {
 }
 
 std::string VerbsError::report() const {
-  std::string out = i18n::tr(M("err.headline"), verb_, std::strerror(code().value()), code().value());
+  std::string out =
+      i18n::tr(M("err.headline"), verb_, std::strerror(code().value()), code().value());
   if (!ctx_.device.empty()) out += "\n  " + i18n::tr(M("err.device"), ctx_.device);
   if (ctx_.port != 0) out += "\n  " + i18n::tr(M("err.port"), ctx_.port);
   if (ctx_.qpn != 0) out += "\n  " + i18n::tr(M("err.qpn"), ctx_.qpn);
@@ -264,8 +303,9 @@ std::string_view wc_opcode_name(ibv_wc_opcode op) noexcept {
 }
 
 std::string describe_wc(const ibv_wc& wc, std::string_view device) {
-  std::string out = i18n::tr(M("wc.headline"), wc_status_name(wc.status), static_cast<int>(wc.status),
-                             wc_opcode_name(wc.opcode), wc.wr_id, wc.qp_num, wc.vendor_err);
+  std::string out =
+      i18n::tr(M("wc.headline"), wc_status_name(wc.status), static_cast<int>(wc.status),
+               wc_opcode_name(wc.opcode), wc.wr_id, wc.qp_num, wc.vendor_err);
   if (!device.empty()) out += " " + i18n::tr(M("wc.device"), device);
   const std::string hint = wc_status_hint(wc.status);
   if (!hint.empty()) out += "\n  " + i18n::tr(M("err.hint"), hint);

@@ -2,13 +2,13 @@
 // it in its destructor. Destructors never throw; a failing destroy verb (EBUSY
 // when a child is still alive) is reported through the log sink.
 #include <endian.h>
-#include <net/if.h>
-
 #include <fmt/format.h>
+#include <net/if.h>
 
 #include <cstdio>
 #include <memory>
 
+#include "qp_init.hpp"
 #include "rdmalab/verbs/backend.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/verbs/log.hpp"
@@ -89,8 +89,9 @@ class IbvPd final : public ProtectionDomain {
   }
   std::unique_ptr<MemoryRegion> reg_mr(void* addr, std::size_t length, int access) override {
     errno = 0;
-    ibv_mr* mr = check_ptr(ibv_reg_mr(pd_, addr, length, static_cast<unsigned>(access)), "ibv_reg_mr",
-                           ErrorContext{device_, 0, 0, fmt::format("{} bytes", length)});
+    ibv_mr* mr =
+        check_ptr(ibv_reg_mr(pd_, addr, length, static_cast<unsigned>(access)), "ibv_reg_mr",
+                  ErrorContext{device_, 0, 0, fmt::format("{} bytes", length)});
     return std::make_unique<IbvMr>(mr, access);
   }
   std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& a) override {
@@ -100,18 +101,10 @@ class IbvPd final : public ProtectionDomain {
     auto* rcq = dynamic_cast<IbvCq*>(a.recv_cq);
     if (scq == nullptr || rcq == nullptr)
       throw UsageError("create_qp: the CQs belong to another backend");
-    ibv_qp_init_attr init{};
-    init.qp_type = a.type;
-    init.send_cq = scq->get();
-    init.recv_cq = rcq->get();
-    init.cap.max_send_wr = a.max_send_wr;
-    init.cap.max_recv_wr = a.max_recv_wr;
-    init.cap.max_send_sge = a.max_send_sge;
-    init.cap.max_recv_sge = a.max_recv_sge;
-    init.cap.max_inline_data = a.max_inline_data;
-    init.sq_sig_all = a.sq_sig_all ? 1 : 0;
+    ibv_qp_init_attr init = detail::to_ibv(a, scq->get(), rcq->get());
     errno = 0;
-    ibv_qp* qp = check_ptr(ibv_create_qp(pd_, &init), "ibv_create_qp", ErrorContext{device_, 0, 0, {}});
+    ibv_qp* qp =
+        check_ptr(ibv_create_qp(pd_, &init), "ibv_create_qp", ErrorContext{device_, 0, 0, {}});
     return std::make_unique<IbvQp>(qp, device_);
   }
 
@@ -130,14 +123,16 @@ class IbvContext final : public Context {
  public:
   IbvContext(ibv_context* ctx, DeviceInfo info) : ctx_(ctx), info_(std::move(info)) {}
   ~IbvContext() override {
-    if (const int rc = ibv_close_device(ctx_); rc != 0) report_destroy_failure("ibv_close_device", rc);
+    if (const int rc = ibv_close_device(ctx_); rc != 0)
+      report_destroy_failure("ibv_close_device", rc);
   }
   const DeviceInfo& info() const noexcept override { return info_; }
   BackendKind kind() const noexcept override { return BackendKind::Verbs; }
 
   PortInfo query_port(std::uint8_t port) const override {
     ibv_port_attr a{};
-    check_rc(ibv_query_port(ctx_, port, &a), "ibv_query_port", ErrorContext{info_.name, port, 0, {}});
+    check_rc(ibv_query_port(ctx_, port, &a), "ibv_query_port",
+             ErrorContext{info_.name, port, 0, {}});
     PortInfo p;
     p.state = a.state;
     p.max_mtu = a.max_mtu;
@@ -152,7 +147,8 @@ class IbvContext final : public Context {
     const PortInfo p = query_port(port);
     std::vector<ibv_gid_entry> entries(static_cast<std::size_t>(std::max(p.gid_table_len, 1)) * 4);
     const ssize_t n = ibv_query_gid_table(ctx_, entries.data(), entries.size(), 0);
-    if (n < 0) check_rc(static_cast<int>(-n), "ibv_query_gid_table", ErrorContext{info_.name, port, 0, {}});
+    if (n < 0)
+      check_rc(static_cast<int>(-n), "ibv_query_gid_table", ErrorContext{info_.name, port, 0, {}});
     std::vector<GidEntry> out;
     for (ssize_t i = 0; i < n; ++i) {
       const auto& e = entries[static_cast<std::size_t>(i)];
@@ -202,7 +198,8 @@ struct DeviceList {
   DeviceList(const DeviceList&) = delete;
   DeviceList& operator=(const DeviceList&) = delete;
   [[nodiscard]] std::span<ibv_device*> devices() const {
-    return list == nullptr ? std::span<ibv_device*>() : std::span<ibv_device*>(list, static_cast<std::size_t>(n));
+    return list == nullptr ? std::span<ibv_device*>()
+                           : std::span<ibv_device*>(list, static_cast<std::size_t>(n));
   }
 };
 
@@ -246,7 +243,9 @@ class IbvBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_verbs_backend() { return std::make_unique<IbvBackend>(); }
+std::unique_ptr<Backend> make_verbs_backend() {
+  return std::make_unique<IbvBackend>();
+}
 
 int count_verbs_devices() noexcept {
   DeviceList l;

@@ -26,8 +26,10 @@ void report_destroy_failure(std::string_view verb, int rc) noexcept {
     const VerbsError e(std::string(verb), err, {}, hint_for(verb, err));
     const std::string line = e.report();
     std::lock_guard lock(g_mutex);
-    if (g_sink) g_sink(line);
-    else std::fprintf(stderr, "%s\n", line.c_str());
+    if (g_sink)
+      g_sink(line);
+    else
+      std::fprintf(stderr, "%s\n", line.c_str());
   } catch (...) {
     // Reporting must not turn a leak into a crash.
   }

@@ -1,13 +1,12 @@
 #include "rdmalab/verbs/oob.hpp"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <array>
 #include <cerrno>
@@ -27,7 +26,8 @@ constexpr std::array kCatalog{
     Message{"bad.magic", "it does not start with {}", "消息不是以 {} 开头"},
     Message{"bad.field", "field '{}' is missing or malformed", "字段 '{}' 缺失或格式错误"},
     Message{"bad.unknown", "unknown field '{}'", "未知字段 '{}'"},
-    Message{"bad.mtu", "MTU {} is not 256, 512, 1024, 2048 or 4096", "MTU {} 不是 256、512、1024、2048 或 4096"},
+    Message{"bad.mtu", "MTU {} is not 256, 512, 1024, 2048 or 4096",
+            "MTU {} 不是 256、512、1024、2048 或 4096"},
     Message{"bad.range", "{} value out of range", "{} 的取值超出范围"},
     Message{"listen_failed", "cannot listen on TCP port {}: {}", "无法在 TCP 端口 {} 上监听：{}"},
     Message{"accept_timeout", "no peer connected to TCP port {} within {} s",
@@ -43,9 +43,13 @@ constexpr std::array kCatalog{
     Message{"invalid", "the peer sent an invalid connection message ({}): \"{}\"",
             "对端发来的连接信息无效（{}）：\"{}\""},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
-double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
+double seconds(std::chrono::milliseconds ms) {
+  return static_cast<double>(ms.count()) / 1000.0;
+}
 
 template <class T>
 bool parse_hex(std::string_view s, T& out, std::size_t max_digits) {
@@ -61,13 +65,16 @@ int remaining_ms(Clock::time_point deadline) {
 
 }  // namespace
 
-std::span<const i18n::Message> oob_catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> oob_catalog() noexcept {
+  return kCatalog;
+}
 
 std::string format_conn_info(const ConnInfo& c) {
   char gid[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, c.gid.raw, gid, sizeof gid);
-  return fmt::format("{} lid={:04x} qpn={:06x} psn={:06x} gid={} mtu={} va={:016x} rkey={:08x} len={}",
-                     kOobMagic, c.lid, c.qpn, c.psn, gid, c.mtu, c.va, c.rkey, c.len);
+  return fmt::format(
+      "{} lid={:04x} qpn={:06x} psn={:06x} gid={} mtu={} va={:016x} rkey={:08x} len={}", kOobMagic,
+      c.lid, c.qpn, c.psn, gid, c.mtu, c.va, c.rkey, c.len);
 }
 
 std::optional<ConnInfo> parse_conn_info(std::string_view line, std::string* why) {
@@ -76,12 +83,22 @@ std::optional<ConnInfo> parse_conn_info(std::string_view line, std::string* why)
     return std::nullopt;
   };
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-  if (!line.starts_with(kOobMagic) || (line.size() > kOobMagic.size() && line[kOobMagic.size()] != ' '))
+  if (!line.starts_with(kOobMagic) ||
+      (line.size() > kOobMagic.size() && line[kOobMagic.size()] != ' '))
     return fail(i18n::tr(M("bad.magic"), kOobMagic));
   line.remove_prefix(kOobMagic.size());
   ConnInfo c;
   unsigned seen = 0;
-  enum : unsigned { kLid = 1, kQpn = 2, kPsn = 4, kGid = 8, kMtu = 16, kVa = 32, kRkey = 64, kLen = 128 };
+  enum : unsigned {
+    kLid = 1,
+    kQpn = 2,
+    kPsn = 4,
+    kGid = 8,
+    kMtu = 16,
+    kVa = 32,
+    kRkey = 64,
+    kLen = 128
+  };
   while (!line.empty()) {
     while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
     if (line.empty()) break;
@@ -107,7 +124,8 @@ std::optional<ConnInfo> parse_conn_info(std::string_view line, std::string* why)
       seen |= kGid;
     } else if (key == "mtu") {
       const auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), c.mtu);
-      if (ec != std::errc() || p != val.data() + val.size()) return fail(i18n::tr(M("bad.field"), key));
+      if (ec != std::errc() || p != val.data() + val.size())
+        return fail(i18n::tr(M("bad.field"), key));
       if (c.mtu != 256 && c.mtu != 512 && c.mtu != 1024 && c.mtu != 2048 && c.mtu != 4096)
         return fail(i18n::tr(M("bad.mtu"), c.mtu));
       seen |= kMtu;
@@ -119,7 +137,8 @@ std::optional<ConnInfo> parse_conn_info(std::string_view line, std::string* why)
       seen |= kRkey;
     } else if (key == "len") {
       const auto [p, ec] = std::from_chars(val.data(), val.data() + val.size(), c.len);
-      if (ec != std::errc() || p != val.data() + val.size()) return fail(i18n::tr(M("bad.field"), key));
+      if (ec != std::errc() || p != val.data() + val.size())
+        return fail(i18n::tr(M("bad.field"), key));
       seen |= kLen;
     } else {
       return fail(i18n::tr(M("bad.unknown"), key));

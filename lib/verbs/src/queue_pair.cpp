@@ -45,8 +45,8 @@ AppliedTransition QueuePair::to_init(const InitAttrs& a) {
   ibv_qp_attr attr{};
   attr.pkey_index = a.pkey_index;
   attr.port_num = a.port;
-  std::vector<std::pair<std::string, std::string>> f{
-      {"pkey_index", std::to_string(a.pkey_index)}, {"port_num", std::to_string(a.port)}};
+  std::vector<std::pair<std::string, std::string>> f{{"pkey_index", std::to_string(a.pkey_index)},
+                                                     {"port_num", std::to_string(a.port)}};
   int mask = IBV_QP_PKEY_INDEX | IBV_QP_PORT;
   if (type() == IBV_QPT_UD) {
     attr.qkey = a.qkey;
@@ -60,7 +60,8 @@ AppliedTransition QueuePair::to_init(const InitAttrs& a) {
                              std::pair{IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
                              std::pair{IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
                              std::pair{IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"}})
-      if ((a.access & static_cast<unsigned>(bit)) != 0) acc += acc.empty() ? name : std::string("|") + name;
+      if ((a.access & static_cast<unsigned>(bit)) != 0)
+        acc += acc.empty() ? name : std::string("|") + name;
     f.emplace_back("qp_access_flags", acc.empty() ? "0" : acc);
   }
   return apply(attr, mask, IBV_QPS_INIT, std::move(f));

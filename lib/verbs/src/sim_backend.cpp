@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "qp_init.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/verbs/log.hpp"
@@ -20,12 +21,15 @@ constexpr std::array kCatalog{
             "后端：真实 verbs（找到 {} 个 RDMA 设备）"},
     Message{"auto.sim", "backend: simulated RoCEv2 fabric (no RDMA device found)",
             "后端：模拟 RoCEv2 网络（没有找到 RDMA 设备）"},
-    Message{"chosen.verbs", "backend: real verbs (--backend verbs)", "后端：真实 verbs（--backend verbs）"},
+    Message{"chosen.verbs", "backend: real verbs (--backend verbs)",
+            "后端：真实 verbs（--backend verbs）"},
     Message{"chosen.sim", "backend: simulated RoCEv2 fabric (--backend sim)",
             "后端：模拟 RoCEv2 网络（--backend sim）"},
     Message{"transport", "simulated RoCEv2", "模拟 RoCEv2"},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 class SimMr final : public MemoryRegion {
  public:
@@ -96,8 +100,9 @@ class SimPd final : public ProtectionDomain {
   }
   std::unique_ptr<MemoryRegion> reg_mr(void* addr, std::size_t length, int access) override {
     errno = 0;
-    sim::MemoryRegion* mr = check_ptr(pd_.reg_mr(addr, length, access), "ibv_reg_mr",
-                                      ErrorContext{dev_.name(), 0, 0, fmt::format("{} bytes", length)});
+    sim::MemoryRegion* mr =
+        check_ptr(pd_.reg_mr(addr, length, access), "ibv_reg_mr",
+                  ErrorContext{dev_.name(), 0, 0, fmt::format("{} bytes", length)});
     return std::make_unique<SimMr>(pd_, *mr);
   }
   std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& a) override {
@@ -105,16 +110,7 @@ class SimPd final : public ProtectionDomain {
     auto* rcq = dynamic_cast<SimCq*>(a.recv_cq);
     if (scq == nullptr || rcq == nullptr)
       throw UsageError("create_qp: send_cq and recv_cq must be CQs of the same simulated device");
-    ibv_qp_init_attr init{};
-    init.qp_type = a.type;
-    init.send_cq = scq->raw().get();
-    init.recv_cq = rcq->raw().get();
-    init.cap.max_send_wr = a.max_send_wr;
-    init.cap.max_recv_wr = a.max_recv_wr;
-    init.cap.max_send_sge = a.max_send_sge;
-    init.cap.max_recv_sge = a.max_recv_sge;
-    init.cap.max_inline_data = a.max_inline_data;
-    init.sq_sig_all = a.sq_sig_all ? 1 : 0;
+    ibv_qp_init_attr init = detail::to_ibv(a, scq->raw().get(), rcq->raw().get());
     errno = 0;
     sim::QueuePair* qp =
         check_ptr(pd_.create_qp(init), "ibv_create_qp", ErrorContext{dev_.name(), 0, 0, {}});
@@ -140,7 +136,8 @@ class SimContext final : public Context {
   BackendKind kind() const noexcept override { return BackendKind::Sim; }
   PortInfo query_port(std::uint8_t port) const override {
     const ibv_port_attr a = dev_.query_port(port);
-    if (a.state == IBV_PORT_NOP) check_rc(EINVAL, "ibv_query_port", ErrorContext{info_.name, port, 0, {}});
+    if (a.state == IBV_PORT_NOP)
+      check_rc(EINVAL, "ibv_query_port", ErrorContext{info_.name, port, 0, {}});
     PortInfo p;
     p.state = a.state;
     p.max_mtu = a.max_mtu;
@@ -165,13 +162,15 @@ class SimContext final : public Context {
   }
   std::unique_ptr<ProtectionDomain> alloc_pd() override {
     errno = 0;
-    sim::ProtectionDomain* pd = check_ptr(dev_.alloc_pd(), "ibv_alloc_pd", ErrorContext{info_.name, 0, 0, {}});
+    sim::ProtectionDomain* pd =
+        check_ptr(dev_.alloc_pd(), "ibv_alloc_pd", ErrorContext{info_.name, 0, 0, {}});
     return std::make_unique<SimPd>(dev_, *pd);
   }
   std::unique_ptr<CompletionQueue> create_cq(int cqe) override {
     errno = 0;
-    sim::CompletionQueue* cq = check_ptr(dev_.create_cq(cqe), "ibv_create_cq",
-                                         ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
+    sim::CompletionQueue* cq =
+        check_ptr(dev_.create_cq(cqe), "ibv_create_cq",
+                  ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
     return std::make_unique<SimCq>(dev_, *cq);
   }
 
@@ -224,7 +223,9 @@ class SimBackendImpl final : public SimBackend {
 
 }  // namespace
 
-std::span<const i18n::Message> sim_backend_catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> sim_backend_catalog() noexcept {
+  return kCatalog;
+}
 
 std::unique_ptr<SimBackend> make_sim_backend(SimBackendOptions options) {
   return std::make_unique<SimBackendImpl>(std::move(options));

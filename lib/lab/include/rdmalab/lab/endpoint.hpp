@@ -30,7 +30,9 @@ struct Endpoint {
   ibv_gid gid{};
   std::uint32_t first_psn = 0;
 
-  [[nodiscard]] std::uint8_t* buf() noexcept { return reinterpret_cast<std::uint8_t*>(storage.data()); }
+  [[nodiscard]] std::uint8_t* buf() noexcept {
+    return reinterpret_cast<std::uint8_t*>(storage.data());
+  }
   [[nodiscard]] std::size_t size() const noexcept { return storage.size() * 8; }
   /// An SGE over [offset, offset+len) of this endpoint's buffer.
   [[nodiscard]] ibv_sge sge(std::size_t offset, std::uint32_t len) noexcept;
@@ -50,8 +52,8 @@ struct Environment {
                                            verbs::SimBackendOptions sim = {});
 
 struct EndpointSpec {
-  std::string device;        // "" = first device; on the simulator sim0/sim1
-  std::size_t buffer = 4096; // bytes
+  std::string device;         // "" = first device; on the simulator sim0/sim1
+  std::size_t buffer = 4096;  // bytes
   int access = IBV_ACCESS_LOCAL_WRITE;
   int cqe = 16;
   std::uint32_t max_wr = 16;
@@ -88,12 +90,24 @@ void connect_rc(Narrator& n, Endpoint& me, const verbs::ConnInfo& peer, const Co
 /// Connects two endpoints of this process to each other: shows the
 /// out-of-band message of each (b's buffer VA/rkey too when `b_one_sided`),
 /// then walks a's QP and b's QP to RTS. First PSNs must be set beforehand.
-void connect_pair(Narrator& n, Endpoint& a, Endpoint& b, const ConnectSpec& c, const CommonOptions& o,
-                  bool b_one_sided = false);
+void connect_pair(Narrator& n, Endpoint& a, Endpoint& b, const ConnectSpec& c,
+                  const CommonOptions& o, bool b_one_sided = false);
+
+/// A chain of `count` RDMA work requests of `size` bytes each: the i-th reads
+/// or writes slice i of the local buffer and slice i at `remote_va`. Every
+/// WR is signalled; wr_id is i + 1. The SGEs live as long as the chain.
+struct WrChain {
+  WrChain(Endpoint& local, std::uint32_t count, std::uint32_t size, ibv_wr_opcode op,
+          std::uint64_t remote_va, std::uint32_t rkey);
+  [[nodiscard]] ibv_send_wr* head() noexcept { return wrs.data(); }
+  std::vector<ibv_sge> sges;
+  std::vector<ibv_send_wr> wrs;
+};
 
 /// Polls until `count` completions (or the timeout), printing each.
-[[nodiscard]] std::vector<ibv_wc> poll_and_show(Narrator& n, Endpoint& e, std::size_t count,
-                                                std::chrono::milliseconds timeout = std::chrono::seconds(30));
+[[nodiscard]] std::vector<ibv_wc> poll_and_show(
+    Narrator& n, Endpoint& e, std::size_t count,
+    std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 /// One completion in one line (and the full report when it failed).
 void show_wc(Narrator& n, const std::string& who, const ibv_wc& wc);

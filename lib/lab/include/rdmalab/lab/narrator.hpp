@@ -7,7 +7,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -23,19 +22,22 @@ namespace rdmalab::lab {
 /// Options every lab has, with the names users know from perftest and
 /// ibv_rc_pingpong. Each lab adds its own in its own struct.
 struct CommonOptions {
-  std::string backend = "auto";        // --backend auto|verbs|sim
-  std::string device;                  // -d, --dev (sim: sim0/sim1 are the two hosts)
-  int ib_port = 1;                     // -i, --ib-port
-  std::optional<int> gid_index;        // -x, -g, --gid-index
-  bool step = false;                   // --step
-  bool quiet = false;                  // --quiet
-  bool json = false;                   // --json
-  std::string capture;                 // --capture (simulator), default ./captures/labNN.pcap
-  std::uint64_t seed = 1;              // --seed (simulator)
+  std::string backend = "auto";  // --backend auto|verbs|sim
+  std::string device;            // -d, --dev (sim: sim0/sim1 are the two hosts)
+  int ib_port = 1;               // -i, --ib-port
+  std::optional<int> gid_index;  // -x, -g, --gid-index
+  bool step = false;             // --step
+  bool quiet = false;            // --quiet
+  bool json = false;             // --json
+  std::string capture;           // --capture (simulator), default ./captures/labNN.pcap
+  std::uint64_t seed = 1;        // --seed (simulator)
 };
 
 /// Adds the common options to a lab's CLI11 app (after cli::localize).
 void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id);
+
+/// Adds -m/--mtu (256, 512, 1024, 2048 or 4096), as perftest spells it.
+void add_mtu_option(CLI::App& app, int& mtu);
 
 class Narrator {
  public:

@@ -14,8 +14,8 @@ namespace rdmalab::lab {
 /// (0 all checks passed, 1 not), 2 for a wrong command line, 1 for a verbs or
 /// other error (reported in the user's language).
 int run(int argc, char** argv, std::string_view lab_id, std::string_view program,
-         const i18n::Message& desc, CommonOptions& common,
-         const std::function<void(CLI::App&)>& add_options,
-         const std::function<void(Narrator&)>& body);
+        const i18n::Message& desc, CommonOptions& common,
+        const std::function<void(CLI::App&)>& add_options,
+        const std::function<void(Narrator&)>& body);
 
 }  // namespace rdmalab::lab

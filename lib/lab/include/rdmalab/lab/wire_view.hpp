@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ WireFacts show_wire(Narrator& n, const std::string& pcap_path);
 
 /// For real devices: how to capture the lab's traffic, in the user's language.
 void explain_capture_on_verbs(Narrator& n);
+
+/// The end of every lab: on the simulator, closes the capture, shows the
+/// wire and checks that every ICRC on it is correct, returning the facts for
+/// the lab's own checks; on real verbs, explains how to capture and returns
+/// nothing.
+[[nodiscard]] std::optional<WireFacts> finish_wire(Narrator& n, const struct Environment& env,
+                                                   const std::string& pcap_path);
 
 /// The messages of this module, for the parity test.
 [[nodiscard]] std::span<const i18n::Message> wire_view_catalog() noexcept;
