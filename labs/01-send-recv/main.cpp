@@ -14,6 +14,7 @@
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/narrator.hpp"
+#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
@@ -36,14 +37,22 @@ struct Options {
 void run_lab(lab::Narrator& n, const Options& o) {
   const auto rnr_retry =
       static_cast<std::uint8_t>(o.rnr_retry >= 0 ? o.rnr_retry : (o.no_recv ? 1 : 7));
+  // Which side(s) this process plays: both (one process), or with
+  // --connect the sender and with --listen the receiver, on two hosts.
+  const lab::Role role = lab::role_of(o.common);
+  const bool sends = role != lab::Role::Passive;
+  const bool receives = role != lab::Role::Active;
+
   // 1. Backend: a real device if there is one, else the simulated fabric,
   // whose wire is captured to a pcap file.
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);
+  std::optional<verbs::OobChannel> peer = lab::open_peer(n, o.common);
 
   // 2. Devices and resources: on the simulator two hosts, sim1 sends to
   // sim0; on real verbs both QPs live on one device (-d) and rxe loops the
-  // packets back. Each side gets a PD, a registered buffer, a CQ and an RC QP.
+  // packets back, or each host runs one side. Each side gets a PD, a
+  // registered buffer, a CQ and an RC QP.
   n.step(tr(M("step.resources")));
   lab::Endpoint tx, rx;
   tx.role = tr(M("sender"));
@@ -53,9 +62,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   spec.cqe = 2 * o.iters + 2;
   spec.max_wr = static_cast<std::uint32_t>(o.iters + 1);
   spec.device = env.simulated ? "sim1" : o.common.device;
-  lab::open_endpoint(n, env, tx, spec, o.common);
+  if (sends) lab::open_endpoint(n, env, tx, spec, o.common);
   spec.device = env.simulated ? "sim0" : o.common.device;
-  lab::open_endpoint(n, env, rx, spec, o.common);
+  if (receives) lab::open_endpoint(n, env, rx, spec, o.common);
 
   // 3. What each side tells the other. Two-sided operations need no VA or
   // rkey: only QPN, first PSN and GID. Real programs pick random first
@@ -64,8 +73,13 @@ void run_lab(lab::Narrator& n, const Options& o) {
   tx.first_psn = 0x000100;
   rx.first_psn = 0x000200;
   n.say(tr(M("say.exchange")));
-  const verbs::ConnInfo from_tx = lab::show_exchange(n, tx, o.mtu, false);
-  const verbs::ConnInfo from_rx = lab::show_exchange(n, rx, o.mtu, false);
+  verbs::ConnInfo from_tx, from_rx;
+  if (peer) {
+    (sends ? from_rx : from_tx) = lab::exchange_with_peer(n, *peer, sends ? tx : rx, o.mtu, false);
+  } else {
+    from_tx = lab::show_exchange(n, tx, o.mtu, false);
+    from_rx = lab::show_exchange(n, rx, o.mtu, false);
+  }
 
   // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
   // sender's rnr_retry says how often it retries after an RNR NAK.
@@ -73,15 +87,16 @@ void run_lab(lab::Narrator& n, const Options& o) {
   lab::ConnectSpec c;
   c.mtu = o.mtu;
   c.rnr_retry = rnr_retry;
-  lab::connect_rc(n, tx, from_rx, c, o.common);
+  if (sends) lab::connect_rc(n, tx, from_rx, c, o.common);
   c.rnr_retry = 7;
-  lab::connect_rc(n, rx, from_tx, c, o.common);
+  if (receives) lab::connect_rc(n, rx, from_tx, c, o.common);
 
-  // 5. The receiver posts its receive work requests BEFORE the sender sends.
+  // 5. The receiver posts its receive work requests BEFORE the sender sends;
+  // between two hosts it says "ready" once they are posted.
   n.step(o.no_recv ? tr(M("step.no_recv")) : tr(M("step.recv")));
   n.say(o.no_recv ? tr(M("why.no_recv")) : tr(M("why.recv")));
-  ibv_sge rx_sge = rx.sge(0, o.size);
-  for (int i = 0; i < o.iters && !o.no_recv; ++i) {
+  ibv_sge rx_sge = receives ? rx.sge(0, o.size) : ibv_sge{};
+  for (int i = 0; i < o.iters && !o.no_recv && receives; ++i) {
     ibv_recv_wr wr{};
     wr.wr_id = 1000 + static_cast<std::uint64_t>(i);
     wr.sg_list = &rx_sge;
@@ -93,12 +108,19 @@ void run_lab(lab::Narrator& n, const Options& o) {
     n.field("sg_list[0]", fmt::format("addr {} length {} lkey {}", lab::hex(rx_sge.addr),
                                       rx_sge.length, lab::hex(rx_sge.lkey, 8)));
   }
+  if (peer) {
+    if (receives) lab::tell_peer(*peer, "ready");
+    if (sends) lab::await_peer(*peer, "ready");
+  }
 
-  // 6. The sender posts its SENDs.
+  // 6. The sender posts its SENDs. The payload is a pattern both sides know,
+  // so that a receiver on another host can check it.
   n.step(tr(M("step.send")));
-  for (std::uint32_t i = 0; i < o.size; ++i) tx.buf()[i] = static_cast<std::uint8_t>('A' + i % 26);
-  ibv_sge tx_sge = tx.sge(0, o.size);
-  for (int i = 0; i < o.iters; ++i) {
+  std::vector<std::uint8_t> expected(o.size);
+  for (std::uint32_t i = 0; i < o.size; ++i) expected[i] = static_cast<std::uint8_t>('A' + i % 26);
+  if (sends) std::memcpy(tx.buf(), expected.data(), o.size);
+  ibv_sge tx_sge = sends ? tx.sge(0, o.size) : ibv_sge{};
+  for (int i = 0; i < o.iters && sends; ++i) {
     ibv_send_wr wr{};
     wr.wr_id = static_cast<std::uint64_t>(i + 1);
     wr.sg_list = &tx_sge;
@@ -117,10 +139,15 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
   // 7. Poll. On the simulator, polling an empty CQ advances virtual time.
   n.step(tr(M("step.poll")));
-  using namespace std::chrono_literals;
   const auto n_msgs = static_cast<std::size_t>(o.iters);
-  const auto tx_wcs = lab::poll_and_show(n, tx, n_msgs);
-  const auto rx_wcs = o.no_recv ? std::vector<ibv_wc>{} : lab::poll_and_show(n, rx, n_msgs);
+  const auto tx_wcs = sends ? lab::poll_and_show(n, tx, n_msgs) : std::vector<ibv_wc>{};
+  const auto rx_wcs =
+      receives && !o.no_recv ? lab::poll_and_show(n, rx, n_msgs) : std::vector<ibv_wc>{};
+  if (peer) {
+    // Keep both processes (and their QPs) alive until both are done.
+    if (sends) lab::tell_peer(*peer, "done");
+    if (receives) lab::await_peer(*peer, "done");
+  }
 
   // 8. Verify what happened, from the completions and the memory.
   n.step(tr(M("step.verify")));
@@ -131,10 +158,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.result()["size"] = o.size;
   n.result()["iters"] = o.iters;
   n.result()["mtu"] = o.mtu;
-  if (o.no_recv) {
+  if (o.no_recv && sends) {
     n.check("rnr", tr(M("check.rnr")),
             !tx_wcs.empty() && tx_wcs[0].status == IBV_WC_RNR_RETRY_EXC_ERR);
-  } else {
+  } else if (!o.no_recv) {
     bool send_ok = tx_wcs.size() == static_cast<std::size_t>(o.iters);
     for (const auto& wc : tx_wcs)
       send_ok = send_ok && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND;
@@ -142,9 +169,11 @@ void run_lab(lab::Narrator& n, const Options& o) {
     for (const auto& wc : rx_wcs)
       recv_ok = recv_ok && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
                 wc.byte_len == o.size;
-    n.check("send_ok", tr(M("check.send_ok")), send_ok);
-    n.check("recv_ok", tr(M("check.recv_ok")), recv_ok);
-    n.check("bytes", tr(M("check.bytes")), std::memcmp(rx.buf(), tx.buf(), o.size) == 0);
+    if (sends) n.check("send_ok", tr(M("check.send_ok")), send_ok);
+    if (receives) {
+      n.check("recv_ok", tr(M("check.recv_ok")), recv_ok);
+      n.check("bytes", tr(M("check.bytes")), std::memcmp(rx.buf(), expected.data(), o.size) == 0);
+    }
   }
 
   // 9. What went on the wire: the simulator captured every frame.

@@ -10,6 +10,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
@@ -29,6 +30,7 @@ struct Options {
 };
 
 void run_lab(lab::Narrator& n, const Options& o) {
+  lab::require_one_process(o.common);
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);
 

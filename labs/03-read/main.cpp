@@ -10,6 +10,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
@@ -31,6 +32,7 @@ struct Options {
 };
 
 void run_lab(lab::Narrator& n, const Options& o) {
+  lab::require_one_process(o.common);
   const auto iters = static_cast<std::uint32_t>(o.iters);
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);

@@ -10,6 +10,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
@@ -35,6 +36,7 @@ std::uint32_t packets_for(std::uint32_t size, int mtu) {
 }
 
 void run_lab(lab::Narrator& n, const Options& o) {
+  lab::require_one_process(o.common);
   const auto iters = static_cast<std::uint32_t>(o.iters);
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);

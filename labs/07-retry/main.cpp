@@ -18,6 +18,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
@@ -96,6 +97,7 @@ void break_wire(lab::Narrator& n, const lab::Environment& env, const Options& o,
 }
 
 void run_lab(lab::Narrator& n, const Options& o) {
+  lab::require_one_process(o.common);
   const bool rnr = o.scenario == "rnr";
   // One SEND in the RNR case: with several in flight, the responder also
   // NAKs the later ones as out of sequence, and those NAKs count against

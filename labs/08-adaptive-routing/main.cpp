@@ -16,6 +16,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
@@ -170,6 +171,7 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
 }
 
 void run_lab(lab::Narrator& n, const Options& o) {
+  lab::require_one_process(o.common);
   const bool sim_backend = o.common.backend != "verbs";
   std::optional<Outcome> off, on;
   if (o.ar != "on") off = transfer(n, o, false);

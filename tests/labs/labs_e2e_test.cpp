@@ -230,3 +230,12 @@ TEST_CASE("lab01 --step pauses before every step and goes on at Enter") {
   CHECK(prompts == steps);  // one pause before every step
   CHECK(r.out.find("lab01: all checks passed") != std::string::npos);
 }
+
+TEST_CASE("two-process options: clear usage errors when they cannot apply") {
+  // The simulator's hosts live in one process.
+  CHECK(run({LAB_lab01_send_recv, "--listen", "18515", "--backend", "sim"}).status == 2);
+  CHECK(run({LAB_lab01_send_recv, "--connect", "no-port-here", "--backend", "verbs"}).status == 2);
+  CHECK(run({LAB_lab01_send_recv, "--listen", "18515", "--connect", "h:1"}).status == 2);
+  // Labs whose roles are not split yet say so instead of running one-sided.
+  CHECK(run({LAB_lab03_read, "--listen", "18515"}).status == 2);
+}

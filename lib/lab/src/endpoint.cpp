@@ -81,8 +81,11 @@ Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBack
     std::filesystem::create_directories(dir);
   std::string said;
   Environment env;
-  env.backend =
-      verbs::choose_backend(*verbs::parse_backend_choice(o.backend), std::move(sim), &said);
+  // Two processes can only meet over real verbs.
+  auto choice = *verbs::parse_backend_choice(o.backend);
+  if (choice == verbs::BackendChoice::Auto && (o.listen || !o.connect.empty()))
+    choice = verbs::BackendChoice::Verbs;
+  env.backend = verbs::choose_backend(choice, std::move(sim), &said);
   env.simulated = env.backend->kind() == verbs::BackendKind::Sim;
   n.say(said);
   n.result()["backend"] = env.simulated ? "sim" : "verbs";

@@ -29,6 +29,11 @@ constexpr std::array kCatalog{
             "模拟器写入线路抓包文件的路径"},
     Message{"opt.seed", "seed of the simulator's random choices (same seed, same capture)",
             "模拟器随机数种子（相同种子得到相同的抓包）"},
+    Message{"opt.listen", "two hosts: wait for the peer on this TCP port (the passive side)",
+            "两台主机：在此 TCP 端口等待对端（被动的一方）"},
+    Message{"opt.connect",
+            "two hosts: connect to the peer listening at HOST:PORT (the active side)",
+            "两台主机：连接在 HOST:PORT 监听的对端（主动的一方）"},
     Message{"opt.mtu", "path MTU: 256, 512, 1024, 2048 or 4096",
             "路径 MTU：256、512、1024、2048 或 4096"},
     Message{"step", "Step {0}: {1}", "第 {0} 步：{1}"},
@@ -62,6 +67,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id
   o.capture = fmt::format("captures/{}.pcap", lab_id);
   app.add_option("--capture", o.capture, i18n::tr(M("opt.capture")))->capture_default_str();
   app.add_option("--seed", o.seed, i18n::tr(M("opt.seed")))->capture_default_str();
+  auto* listen =
+      app.add_option("--listen", o.listen, i18n::tr(M("opt.listen")))->check(CLI::Range(1, 65535));
+  app.add_option("--connect", o.connect, i18n::tr(M("opt.connect")))->excludes(listen);
 }
 
 void add_mtu_option(CLI::App& app, int& mtu) {

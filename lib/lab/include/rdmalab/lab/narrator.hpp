@@ -22,15 +22,17 @@ namespace rdmalab::lab {
 /// Options every lab has, with the names users know from perftest and
 /// ibv_rc_pingpong. Each lab adds its own in its own struct.
 struct CommonOptions {
-  std::string backend = "auto";  // --backend auto|verbs|sim
-  std::string device;            // -d, --dev (sim: sim0/sim1 are the two hosts)
-  int ib_port = 1;               // -i, --ib-port
-  std::optional<int> gid_index;  // -x, -g, --gid-index
-  bool step = false;             // --step
-  bool quiet = false;            // --quiet
-  bool json = false;             // --json
-  std::string capture;           // --capture (simulator), default ./captures/labNN.pcap
-  std::uint64_t seed = 1;        // --seed (simulator)
+  std::string backend = "auto";         // --backend auto|verbs|sim
+  std::string device;                   // -d, --dev (sim: sim0/sim1 are the two hosts)
+  int ib_port = 1;                      // -i, --ib-port
+  std::optional<int> gid_index;         // -x, -g, --gid-index
+  bool step = false;                    // --step
+  bool quiet = false;                   // --quiet
+  bool json = false;                    // --json
+  std::string capture;                  // --capture (simulator), default ./captures/labNN.pcap
+  std::uint64_t seed = 1;               // --seed (simulator)
+  std::optional<std::uint16_t> listen;  // --listen PORT: the passive side of two processes
+  std::string connect;                  // --connect HOST:PORT: the active side
 };
 
 /// Adds the common options to a lab's CLI11 app (after cli::localize).
