@@ -2,9 +2,18 @@
 //
 // The two languages must stay one course: the same chapter files, the same
 // heading structure and the same code blocks (commands and program output are
-// identical in both languages). Relative links and #anchors must resolve the
-// way a code-hosting site resolves them. The timer tables of chapter 12 are
-// parsed and compared with rdmalab::wire, so those figures are checked by code.
+// identical in both languages). Relative links, images and #anchors must
+// resolve the way a code-hosting site resolves them. The timer tables of
+// chapter 12 are parsed and compared with rdmalab::wire, so those figures are
+// checked by code.
+//
+// The lab chapters show each lab's transcript between the markers
+//   <!-- transcript:labNN -->  ```text ... ```  <!-- /transcript -->
+// Those blocks differ by language by design: each must equal the lab's golden
+// file tests/labs/golden/labNN.<lang>.txt, which tests/labs in turn checks
+// against the program's real output. The command shown just before a
+// transcript must be the one the golden file was made with. Both are
+// rewritten by scripts/regen-docs.sh.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -27,6 +36,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kDocs = fs::path(RDMALAB_TEST_DATA) / ".." / ".." / "docs";
+const fs::path kGolden = fs::path(RDMALAB_TEST_DATA) / ".." / "labs" / "golden";
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -64,6 +74,14 @@ struct Heading {
 struct CodeBlock {
   std::string info;  // the word after the opening fence, e.g. "sh"
   std::string body;
+  std::string transcript;  // "lab01" inside <!-- transcript:lab01 -->, else empty
+};
+
+/// One <!-- transcript:NAME --> ... <!-- /transcript --> region.
+struct Transcript {
+  std::string name;                    // "lab01"
+  std::vector<std::size_t> blocks;     // indices into Doc::code
+  std::optional<std::size_t> command;  // the last code block before the marker
 };
 
 /// A Markdown file split into what the checks need: headings and prose lines
@@ -73,14 +91,20 @@ struct Doc {
   std::vector<Heading> headings;
   std::vector<CodeBlock> code;
   std::vector<std::string> prose;  // lines outside code blocks
+  std::vector<Transcript> transcripts;
 };
 
-Doc parse(const fs::path& path) {
+constexpr std::string_view kTranscriptOpen = "<!-- transcript:";
+constexpr std::string_view kTranscriptClose = "<!-- /transcript -->";
+
+/// Parses Markdown text; `path` names it in messages and resolves its links.
+Doc parse_text(const fs::path& path, const std::string& text) {
   Doc d;
   d.path = path;
   std::optional<std::string> fence;  // the fence that opened the current block
   CodeBlock block;
-  for (const auto& line : split_lines(read_text(path))) {
+  bool in_transcript = false;
+  for (const auto& line : split_lines(text)) {
     const std::string_view t = trim(line);
     if (fence) {
       if (starts_with(t, *fence) && trim(t.substr(fence->size())).empty()) {
@@ -95,8 +119,26 @@ Doc parse(const fs::path& path) {
     if (starts_with(t, "```") || starts_with(t, "~~~")) {
       const std::size_t n = std::min(t.find_first_not_of(t[0]), t.size());
       fence = std::string(t.substr(0, n));
-      block = CodeBlock{std::string(trim(t.substr(n))), {}};
+      block = CodeBlock{std::string(trim(t.substr(n))), {}, {}};
+      if (in_transcript) {
+        block.transcript = d.transcripts.back().name;
+        d.transcripts.back().blocks.push_back(d.code.size());
+      }
       continue;
+    }
+    if (starts_with(t, kTranscriptOpen)) {
+      REQUIRE_MESSAGE(!in_transcript, path.string() << ": transcript markers nest");
+      const std::size_t end = t.find(" -->");
+      REQUIRE_MESSAGE(end != std::string_view::npos, path.string() << ": bad marker " << t);
+      Transcript tr;
+      tr.name = std::string(t.substr(kTranscriptOpen.size(), end - kTranscriptOpen.size()));
+      if (!d.code.empty()) tr.command = d.code.size() - 1;
+      d.transcripts.push_back(tr);
+      in_transcript = true;
+    } else if (t == kTranscriptClose) {
+      REQUIRE_MESSAGE(in_transcript, path.string()
+                                         << ": " << kTranscriptClose << " without opening");
+      in_transcript = false;
     }
     d.prose.push_back(line);
     if (starts_with(line, "#")) {
@@ -106,7 +148,12 @@ Doc parse(const fs::path& path) {
     }
   }
   REQUIRE_MESSAGE(!fence, path.string() << ": a code block is not closed");
+  REQUIRE_MESSAGE(!in_transcript, path.string() << ": a transcript marker is not closed");
   return d;
+}
+
+Doc parse(const fs::path& path) {
+  return parse_text(path, read_text(path));
 }
 
 /// The chapter files of one language: README.md and every NN-*.md.
@@ -234,6 +281,23 @@ std::vector<std::string> link_targets(const Doc& d) {
   return out;
 }
 
+/// Image sources of the form ![alt](src), in order of appearance.
+std::vector<std::string> images(const Doc& d) {
+  std::vector<std::string> out;
+  for (const auto& line : d.prose) {
+    for (std::size_t at = line.find("!["); at != std::string::npos; at = line.find("![", at + 2)) {
+      const std::size_t mid = line.find("](", at + 2);
+      if (mid == std::string::npos) break;
+      const std::size_t end = line.find(')', mid + 2);
+      if (end == std::string::npos) break;
+      std::string src = line.substr(mid + 2, end - mid - 2);
+      if (const auto sp = src.find(' '); sp != std::string::npos) src.resize(sp);  // "title"
+      out.push_back(src);
+    }
+  }
+  return out;
+}
+
 bool is_external(std::string_view t) {
   return starts_with(t, "http://") || starts_with(t, "https://") || starts_with(t, "mailto:");
 }
@@ -328,8 +392,117 @@ TEST_CASE("each chapter has the same headings and code blocks in both languages"
     for (std::size_t i = 0; i < en.code.size(); ++i) {
       CAPTURE(i);
       CHECK(en.code[i].info == zh.code[i].info);
-      CHECK(en.code[i].body == zh.code[i].body);
+      CHECK(en.code[i].transcript == zh.code[i].transcript);
+      // A transcript is the program's output in the chapter's language; it
+      // is compared with its golden file instead (see below).
+      if (en.code[i].transcript.empty()) CHECK(en.code[i].body == zh.code[i].body);
     }
+    std::vector<std::string> en_marks, zh_marks;
+    for (const auto& t : en.transcripts) en_marks.push_back(t.name);
+    for (const auto& t : zh.transcripts) zh_marks.push_back(t.name);
+    CHECK(en_marks == zh_marks);
+    CHECK(images(en) == images(zh));
+  }
+}
+
+TEST_CASE("parse: transcript markers mark their code block and remember the command before") {
+  const Doc d = parse_text("example.md",
+                           "# T\n\n```sh\nlab01-send-recv --backend sim\n```\n\n"
+                           "<!-- transcript:lab01 -->\n```text\nStep 1\n```\n<!-- /transcript -->\n"
+                           "![ladder](../figures/lab01.svg)\n");
+  REQUIRE(d.code.size() == 2);
+  CHECK(d.code[0].transcript.empty());
+  CHECK(d.code[1].transcript == "lab01");
+  CHECK(d.code[1].body == "Step 1\n");
+  REQUIRE(d.transcripts.size() == 1);
+  CHECK(d.transcripts[0].name == "lab01");
+  CHECK(d.transcripts[0].blocks == std::vector<std::size_t>{1});
+  CHECK(d.transcripts[0].command == std::optional<std::size_t>{0});
+  CHECK(images(d) == std::vector<std::string>{"../figures/lab01.svg"});
+}
+
+TEST_CASE("each lab transcript in a chapter equals the lab's golden transcript") {
+  std::size_t checked = 0;
+  std::set<std::string> seen;
+  for (const std::string& lang : kLangs) {
+    for (const auto& name : chapter_files(kDocs / lang)) {
+      const Doc doc = parse(kDocs / lang / name);
+      for (const auto& t : doc.transcripts) {
+        CAPTURE(doc.path.string());
+        CAPTURE(t.name);
+        seen.insert(t.name);
+        // Exactly one ```text block between the markers: the transcript.
+        REQUIRE(t.blocks.size() == 1);
+        const CodeBlock& block = doc.code[t.blocks[0]];
+        CHECK(block.info == "text");
+        // The command shown before it is the one the golden file was made
+        // with (tests/labs runs it with --lang and a temporary --capture,
+        // and shows the capture as the default captures/labNN.pcap).
+        REQUIRE_MESSAGE(t.command, "no command shown before the transcript");
+        const std::string& cmd = doc.code[*t.command].body;
+        const std::string program = "/" + t.name + "-";
+        const std::string args = " --backend sim --seed 1\n";
+        const bool runs_lab =
+            cmd.find(program) != std::string::npos && cmd.find(args) != std::string::npos;
+        CHECK_MESSAGE(runs_lab, "the command before the transcript must run .../"
+                                    << t.name << "-... --backend sim --seed 1");
+        const fs::path golden = kGolden / (t.name + "." + lang + ".txt");
+        if (!fs::exists(golden)) {
+          MESSAGE("skipped: "
+                  << golden.filename().string()
+                  << " does not exist yet; the chapter's transcript is checked once it lands");
+          continue;
+        }
+        CHECK_MESSAGE(block.body == read_text(golden), "the transcript differs from "
+                                                           << golden.filename().string()
+                                                           << ": run scripts/regen-docs.sh");
+        ++checked;
+      }
+    }
+  }
+  // Every lab with a golden transcript has its chapter in both languages.
+  for (const auto& e : fs::directory_iterator(kGolden)) {
+    const std::string file = e.path().filename().string();  // lab01.en.txt
+    const std::string lab = file.substr(0, file.find('.'));
+    CHECK_MESSAGE(seen.count(lab) == 1, "no chapter shows the transcript of " << lab);
+  }
+  CHECK(checked >= 14);  // labs 01-07 in two languages
+}
+
+TEST_CASE("figures: every image a chapter shows exists, and every generated figure is shown") {
+  const fs::path figures = kDocs / "figures";
+  std::set<std::string> shown;
+  for (const std::string& lang : kLangs) {
+    for (const auto& name : chapter_files(kDocs / lang)) {
+      const Doc doc = parse(kDocs / lang / name);
+      for (const auto& src : images(doc)) {
+        CAPTURE(doc.path.string());
+        CAPTURE(src);
+        if (is_external(src)) continue;
+        const fs::path file = doc.path.parent_path() / src;
+        CHECK_MESSAGE(fs::exists(file), "missing image");
+        if (fs::exists(file) && fs::equivalent(file.parent_path(), figures))
+          shown.insert(file.filename().string());
+      }
+      // A lab chapter shows its ladder diagram.
+      for (const auto& t : doc.transcripts) {
+        const auto imgs = images(doc);
+        CHECK_MESSAGE(std::any_of(imgs.begin(), imgs.end(),
+                                  [&](const std::string& i) {
+                                    return i.find("figures/" + t.name) != std::string::npos;
+                                  }),
+                      doc.path.string() << " shows no figure of " << t.name);
+      }
+    }
+  }
+  REQUIRE(fs::is_directory(figures));
+  for (const auto& e : fs::directory_iterator(figures)) {
+    const std::string file = e.path().filename().string();
+    CAPTURE(file);
+    CHECK_MESSAGE(shown.count(file) == 1, "a figure no chapter shows");
+    // Generated by rdmapcap (scripts/regen-docs.sh), not drawn by hand.
+    CHECK(e.path().extension() == ".svg");
+    CHECK(starts_with(read_text(e.path()), "<svg"));
   }
 }
 

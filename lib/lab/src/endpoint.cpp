@@ -119,13 +119,11 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
   n.call("ibv_alloc_pd(ctx)", tr(M("why.pd")));
   e.storage.assign((spec.buffer + 7) / 8, 0);
   e.mr = e.pd->reg_mr(e.buf(), spec.buffer, spec.access);
-  std::string access;
-  for (auto [bit, name] : {std::pair{IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
-                           std::pair{IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
-                           std::pair{IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
-                           std::pair{IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"}})
-    if ((spec.access & bit) != 0)
-      access += (access.empty() ? "IBV_ACCESS_" : "|IBV_ACCESS_") + std::string(name);
+  // Printed as the flags are spelled in C: IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_...
+  std::string access = "IBV_ACCESS_" + verbs::access_flag_names(static_cast<unsigned>(spec.access));
+  for (std::size_t at; (at = access.find("|", access.size() > 0 ? 0 : 0)) != std::string::npos &&
+                       access.compare(at + 1, 11, "IBV_ACCESS_") != 0;)
+    access.replace(at, 1, "|IBV_ACCESS_");
   n.call(fmt::format("ibv_reg_mr(pd, buf, {}, {})", spec.buffer, access),
          fmt::format("lkey {}  rkey {}", hex(e.mr->lkey(), 8), hex(e.mr->rkey(), 8)));
   n.say(tr(M("why.mr")));

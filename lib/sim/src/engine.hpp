@@ -61,8 +61,8 @@ struct Event {
   Time time;
   std::uint64_t seq;  // FIFO among events of the same time: determinism
   EventKind kind;
-  std::uint32_t a;    // QP id, or buffer index for Arrival
-  std::uint64_t b;    // generation, or (device << 32 | length) for Arrival
+  std::uint32_t a;  // QP id, or buffer index for Arrival
+  std::uint64_t b;  // generation, or (device << 32 | length) for Arrival
 };
 
 /// A send work request as the requester keeps it.
@@ -78,14 +78,14 @@ struct SendWqe {
   AddressHandle* ah = nullptr;
   std::uint32_t remote_qpn = 0;
   std::uint32_t remote_qkey = 0;
-  int num_sge = 0;          // SGEs in this slot's SGE area (0 for inline)
-  bool is_inline = false;   // payload copied into this slot's inline area
+  int num_sge = 0;         // SGEs in this slot's SGE area (0 for inline)
+  bool is_inline = false;  // payload copied into this slot's inline area
   std::uint32_t length = 0;
   // Transmission state.
-  bool started = false;     // PSNs assigned, local SGEs checked
-  bool done = false;        // READ data / atomic result arrived
-  std::uint32_t psn = 0;    // first PSN
-  std::uint32_t npkts = 1;  // PSNs it takes
+  bool started = false;        // PSNs assigned, local SGEs checked
+  bool done = false;           // READ data / atomic result arrived
+  std::uint32_t psn = 0;       // first PSN
+  std::uint32_t npkts = 1;     // PSNs it takes
   std::uint32_t received = 0;  // READ: response packets placed in order
   bool regap = false;          // READ: re-requested from regap_psn already
   std::uint32_t regap_psn = 0;
@@ -168,11 +168,12 @@ struct QpImpl {
   int retry_left = 0;
   int rnr_left = 0;
   bool rnr_wait = false;
-  std::uint64_t ack_gen = 0;
-  bool ack_armed = false;
+  bool ack_armed = false;         // the local ACK timer runs
+  bool ack_event_queued = false;  // one AckTimer event is in the queue
+  Time ack_deadline = 0;
   std::uint64_t rnr_gen = 0;
   int rd_atomic_outstanding = 0;
-  bool reread = false;            // re-request the READ starting at reread_psn
+  bool reread = false;  // re-request the READ starting at reread_psn
   std::uint32_t reread_psn = 0;
 
   // Receive queue.
@@ -185,14 +186,14 @@ struct QpImpl {
   std::uint32_t epsn = 0;
   std::uint32_t msn = 0;
   bool nak_sent = false;
-  bool in_send = false;      // a multi-packet SEND is in progress
-  bool in_write = false;     // a multi-packet WRITE is in progress
+  bool in_send = false;   // a multi-packet SEND is in progress
+  bool in_write = false;  // a multi-packet WRITE is in progress
   std::uint64_t recv_offset = 0;
   std::uint64_t write_va = 0;
   std::uint32_t write_left = 0;
   std::uint32_t write_total = 0;
   MemoryRegion* write_mr = nullptr;
-  bool uc_drop = false;      // UC: discard packets until the next First/Only
+  bool uc_drop = false;  // UC: discard packets until the next First/Only
   std::vector<RdAtomicResource> resources;
   std::size_t resource_next = 0;
   std::deque<RespItem> resp;
@@ -201,8 +202,9 @@ struct QpImpl {
   // Adaptive routing: PSNs ahead of epsn already placed, by offset from epsn.
   std::vector<std::uint8_t> ar_seen;  // ring of options.ar_window flags
   std::size_t ar_base = 0;            // ring index of epsn
-  std::uint64_t ar_gen = 0;
   bool ar_armed = false;
+  bool ar_event_queued = false;
+  Time ar_deadline = 0;
 
   bool tx_scheduled = false;
   Time next_tx = 0;
@@ -233,13 +235,13 @@ struct QpImpl {
   std::size_t gather(std::size_t slot, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
                      const std::uint8_t*& out);
   bool scatter_recv(std::size_t slot, std::uint64_t offset, wire::Bytes data);
-  void complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op,
-                     unsigned flags, std::uint32_t imm, std::uint32_t src_qp);
-  MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
-                          int need) const;
+  void complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op, unsigned flags,
+                     std::uint32_t imm, std::uint32_t src_qp);
+  MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
   void reset_queues();
   void ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
   void ar_advance();
+  void arm_ar_timer();
 
   [[nodiscard]] SendWqe& wqe_at(std::size_t from_head) noexcept {
     return sq[(sq_head + from_head) % sq.size()];
@@ -270,6 +272,14 @@ struct Engine {
   std::vector<std::vector<std::uint8_t>> buffers;
   std::vector<std::uint32_t> free_buffers;
   std::unique_ptr<capture::PcapWriter> pcap;
+  /// Frames built ahead of their transmit time wait here so that the
+  /// capture stays in timestamp order (see transmit()).
+  struct PendingFrame {
+    Time time;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::vector<PendingFrame> cap_pending;  // sorted by time
+  std::vector<std::vector<std::uint8_t>> cap_free;
   FabricStats stats;
   std::uint16_t ip_id = 0;
 
@@ -282,6 +292,9 @@ struct Engine {
   /// serialisation, path and arrival event.
   void transmit(Link& link, wire::FrameSpec& spec);
   void deliver(std::uint32_t buffer, std::uint32_t device, std::size_t length);
+  void capture_frame(Time time, wire::Bytes frame);
+  /// Writes the pending frames stamped up to `until` to the capture.
+  void flush_capture(Time until);
   Device* device_by_gid(const ibv_gid& gid) const noexcept;
   std::uint32_t device_index(const Device& d) const noexcept;
 };

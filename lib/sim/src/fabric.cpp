@@ -1,7 +1,10 @@
 // The event loop, the link model and the capture tap.
+#include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "engine.hpp"
+#include "rdmalab/sim/messages.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/opcode.hpp"
 
@@ -10,9 +13,18 @@ namespace {
 
 // Events are ordered by time, then by the order they were scheduled: two
 // events at the same virtual time always run in the same order.
-bool later(const Event& x, const Event& y) noexcept {
-  return x.time != y.time ? x.time > y.time : x.seq > y.seq;
-}
+// A function object, not a function pointer, so that the heap operations
+// inline it: they are the innermost loop of the simulator.
+struct Later {
+  bool operator()(const Event& x, const Event& y) const noexcept {
+    return x.time != y.time ? x.time > y.time : x.seq > y.seq;
+  }
+};
+constexpr Later later{};
+
+// Ethernet (with a VLAN tag) + IPv6 + UDP + BTH + the largest extension
+// headers + 4096 bytes of payload + ICRC, rounded up.
+constexpr std::size_t kMaxFrame = 4096 + 256;
 
 // Ethernet preamble, start delimiter and inter-frame gap occupy the wire too.
 constexpr std::size_t kWireOverhead = 20;
@@ -27,7 +39,7 @@ std::uint64_t link_key(std::uint32_t from, std::uint32_t to) noexcept {
 
 Fabric::Fabric(FabricConfig config) : engine_(std::make_unique<Engine>(std::move(config))) {}
 Fabric::~Fabric() {
-  if (engine_->pcap) engine_->pcap->flush();
+  stop_capture();
 }
 
 Device& Fabric::add_host(const HostConfig& config) {
@@ -41,17 +53,23 @@ LinkConfig& Fabric::link(const Device& from, const Device& to) {
 }
 
 void Fabric::start_capture(const std::string& path, std::uint32_t snaplen) {
+  stop_capture();
   engine_->pcap = std::make_unique<capture::PcapWriter>(path, wire::LinkType::Ethernet,
                                                         snaplen == 0 ? 262144 : snaplen);
 }
 
 void Fabric::stop_capture() {
+  engine_->flush_capture(kForever);
   if (engine_->pcap) engine_->pcap->flush();
   engine_->pcap.reset();
 }
 
-Time Fabric::now() const noexcept { return engine_->now; }
-bool Fabric::step() { return engine_->step(); }
+Time Fabric::now() const noexcept {
+  return engine_->now;
+}
+bool Fabric::step() {
+  return engine_->step();
+}
 
 bool Fabric::run(Time deadline) {
   while (!engine_->heap.empty()) {
@@ -75,8 +93,12 @@ bool Fabric::run_until(const std::function<bool()>& pred, Time deadline) {
   return true;
 }
 
-const FabricStats& Fabric::stats() const noexcept { return engine_->stats; }
-const FabricConfig& Fabric::config() const noexcept { return engine_->cfg; }
+const FabricStats& Fabric::stats() const noexcept {
+  return engine_->stats;
+}
+const FabricConfig& Fabric::config() const noexcept {
+  return engine_->cfg;
+}
 
 // --- Engine -----------------------------------------------------------------
 
@@ -90,6 +112,7 @@ bool Engine::step() {
   std::pop_heap(heap.begin(), heap.end(), later);
   const Event e = heap.back();
   heap.pop_back();
+  if (!cap_pending.empty()) flush_capture(e.time);
   now = std::max(now, e.time);
   ++stats.events;
   if (e.kind == EventKind::Arrival) {
@@ -136,11 +159,13 @@ std::uint32_t Engine::take_buffer(std::size_t size) {
     buffers.emplace_back();
   }
   auto& b = buffers[index];
-  if (b.size() < size) b.resize(std::max<std::size_t>(size, 128));
+  if (b.size() < size) b.resize(size);
   return index;
 }
 
-std::uint32_t Engine::device_index(const Device& d) const noexcept { return d.index_; }
+std::uint32_t Engine::device_index(const Device& d) const noexcept {
+  return d.index_;
+}
 
 Device* Engine::device_by_gid(const ibv_gid& gid) const noexcept {
   for (const auto& d : devices) {
@@ -178,25 +203,61 @@ bool dropped_by_rule(std::vector<DropRule>& rules, const wire::IbPacket& p,
   return false;
 }
 
+// IPv6 forbids a zero UDP checksum (RFC 8200, 8.1), which encode_frame()
+// leaves as rxe does over IPv4; fill it in. The ICRC masks this field, so it
+// stays valid.
+void fill_udp6_checksum(std::uint8_t* frame, std::size_t n, std::size_t ip_off) noexcept {
+  const std::size_t udp = ip_off + 40;
+  if (n < udp + 8) return;
+  std::uint32_t sum = 0;
+  for (std::size_t i = ip_off + 8; i < ip_off + 40; i += 2)  // source and destination
+    sum += wire::load_be16(frame + i);
+  const std::size_t len = n - udp;
+  sum += static_cast<std::uint32_t>(len >> 16) + static_cast<std::uint32_t>(len & 0xFFFF);
+  sum += 17;  // next header: UDP
+  frame[udp + 6] = 0;
+  frame[udp + 7] = 0;
+  std::size_t i = udp;
+  for (; i + 1 < n; i += 2) sum += wire::load_be16(frame + i);
+  if (i < n) sum += static_cast<std::uint32_t>(frame[i]) << 8;
+  while ((sum >> 16) != 0) sum = (sum & 0xFFFF) + (sum >> 16);
+  std::uint16_t c = static_cast<std::uint16_t>(~sum & 0xFFFF);
+  if (c == 0) c = 0xFFFF;
+  frame[udp + 6] = static_cast<std::uint8_t>(c >> 8);
+  frame[udp + 7] = static_cast<std::uint8_t>(c);
+}
+
 }  // namespace
 
 void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   spec.ip_id = ip_id++;
-  const std::size_t size = wire::frame_size(spec);
-  const std::uint32_t buf = take_buffer(size);
+  // Fast path: with no capture and no receive-side check, nobody reads the
+  // ICRC, so it is not computed (the field stays zero).
+  spec.compute_icrc = pcap != nullptr || cfg.verify_icrc;
+  // Every buffer holds the largest frame (4096 bytes of payload and all the
+  // headers), so the size need not be computed first.
+  const std::uint32_t buf = take_buffer(kMaxFrame);
   const std::size_t n = wire::encode_frame(spec, buffers[buf]);
+  if (n == 0) {  // cannot happen: the QP engine only builds valid packets
+    release_buffer(buf);
+    ++stats.packets_dropped;
+    return;
+  }
+  // The UDP checksum lies outside the ICRC; it is only needed on the wire
+  // for IPv6, and the UDP length now covers the ICRC too (n is the frame).
+  if (!spec.dst_ip.v4) fill_udp6_checksum(buffers[buf].data(), n, spec.vlan_tci ? 18 : 14);
   ++stats.packets_sent;
   stats.payload_bytes_sent += spec.packet.payload.size();
 
   // Serialisation on the sender's port, one frame at a time.
   const Time start = std::max(now, ln.busy_until);
-  const auto ser = static_cast<Time>(static_cast<double>((n + kWireOverhead) * 8) * 1e9 /
-                                     ln.cfg.rate_bps);
+  const auto ser =
+      static_cast<Time>(static_cast<double>((n + kWireOverhead) * 8) * 1e9 / ln.cfg.rate_bps);
   ln.busy_until = start + std::max<Time>(ser, 1);
 
   // The capture tap is the sender's port: a frame the link drops later is
   // still in the capture, as with the nftables drops of the rxe corpus.
-  if (pcap) pcap->write(start, wire::Bytes(buffers[buf].data(), n));
+  if (pcap) capture_frame(start, wire::Bytes(buffers[buf].data(), n));
 
   const std::uint64_t nth = ++ln.offered;
   if (dropped_by_rule(ln.cfg.drops, spec.packet, nth) || ln.rng.chance(ln.cfg.loss)) {
@@ -223,6 +284,33 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
     schedule(arrival + ln.rng.upto(ln.cfg.jitter_ns) + 1, EventKind::Arrival, copy, meta);
   }
   schedule(arrival, EventKind::Arrival, buf, meta);
+}
+
+void Engine::capture_frame(Time time, wire::Bytes frame) {
+  // A NIC builds packets a little ahead of the wire (and several QPs share
+  // the clock), so frames are not built in timestamp order; they are held
+  // until virtual time reaches them. Every frame built later is stamped at
+  // or after `now`, so what is flushed is final.
+  std::vector<std::uint8_t> copy;
+  if (!cap_free.empty()) {
+    copy = std::move(cap_free.back());
+    cap_free.pop_back();
+  }
+  copy.assign(frame.begin(), frame.end());
+  auto pos = std::upper_bound(cap_pending.begin(), cap_pending.end(), time,
+                              [](Time t, const PendingFrame& f) { return t < f.time; });
+  cap_pending.insert(pos, PendingFrame{time, std::move(copy)});
+  flush_capture(now);
+}
+
+void Engine::flush_capture(Time until) {
+  std::size_t n = 0;
+  while (n < cap_pending.size() && cap_pending[n].time <= until) {
+    if (pcap) pcap->write(cap_pending[n].time, cap_pending[n].bytes);
+    cap_free.push_back(std::move(cap_pending[n].bytes));
+    ++n;
+  }
+  cap_pending.erase(cap_pending.begin(), cap_pending.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
 void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {

@@ -16,10 +16,11 @@ constexpr std::array kCatalog{
             "本地长度错误：消息装不下接收缓冲区"},
     Message{"wc.loc_qp_op", "local QP operation error: the request is invalid for this QP",
             "本地 QP 操作错误：该请求对此队列对（QP）无效"},
-    Message{"wc.loc_prot",
-            "local protection error: an SGE names an unknown lkey or lies outside its memory "
-            "region; check the lkey, address and length against the MR",
-            "本地保护错误：某个 SGE 的 lkey 无效或超出其内存注册（MR）范围；请核对 lkey、地址和长度"},
+    Message{
+        "wc.loc_prot",
+        "local protection error: an SGE names an unknown lkey or lies outside its memory "
+        "region; check the lkey, address and length against the MR",
+        "本地保护错误：某个 SGE 的 lkey 无效或超出其内存注册（MR）范围；请核对 lkey、地址和长度"},
     Message{"wc.flush",
             "work request flushed: the QP is in the error state; look for the first completion "
             "with another status",
@@ -34,21 +35,26 @@ constexpr std::array kCatalog{
             "远端访问错误：rkey 错误、地址超出远端 MR，或 MR/QP 没有相应的远端访问权限"},
     Message{"wc.rem_op", "remote operational error: the responder could not complete the request",
             "远端操作错误：响应端无法完成该请求"},
-    Message{"wc.retry_exc",
-            "transport retry counter exceeded: no ACK came back after retry_cnt retransmissions; "
-            "check that the peer QP is in RTR/RTS, the destination GID and QPN, the path MTU, "
-            "and timeout/retry_cnt",
-            "传输重试次数超限：重传 retry_cnt 次后仍未收到确认（ACK）；请检查对端 QP 是否处于 RTR/RTS、"
-            "目的 GID 与 QPN、路径 MTU，以及 timeout/retry_cnt 设置"},
+    Message{
+        "wc.retry_exc",
+        "transport retry counter exceeded: no ACK came back after retry_cnt retransmissions; "
+        "check that the peer QP is in RTR/RTS, the destination GID and QPN, the path MTU, "
+        "and timeout/retry_cnt",
+        "传输重试次数超限：重传 retry_cnt 次后仍未收到确认（ACK）；请检查对端 QP 是否处于 RTR/RTS、"
+        "目的 GID 与 QPN、路径 MTU，以及 timeout/retry_cnt 设置"},
     Message{"wc.rnr_retry_exc",
             "RNR retry counter exceeded: the peer had no receive WQE posted (receiver not ready) "
             "after rnr_retry attempts; post receives before the sender sends",
             "RNR 重试次数超限：重试 rnr_retry 次后对端仍没有可用的接收 WQE（接收端未就绪）；"
             "请在发送端发送之前投递接收请求"},
     Message{"wc.other", "completion status {}", "完成状态 {}"},
+    Message{"capture.close_failed", "could not finish writing the capture: {}",
+            "无法写完抓包文件：{}"},
 };
 
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 // Status -> message; statuses the simulator never produces share "other".
 constexpr std::pair<ibv_wc_status, const Message*> kStatusTable[] = {
@@ -66,7 +72,13 @@ constexpr std::pair<ibv_wc_status, const Message*> kStatusTable[] = {
 
 }  // namespace
 
-std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> catalog() noexcept {
+  return kCatalog;
+}
+
+std::string capture_close_failed(std::string_view reason) {
+  return i18n::tr(M("capture.close_failed"), reason);
+}
 
 std::string describe_status(ibv_wc_status status) {
   for (const auto& [s, m] : kStatusTable)

@@ -61,8 +61,7 @@ void scatter(const ibv_sge* sg, int n, std::uint64_t offset, wire::Bytes data) n
       offset -= sg[i].length;
       continue;
     }
-    const std::size_t take =
-        std::min<std::size_t>(sg[i].length - offset, data.size() - done);
+    const std::size_t take = std::min<std::size_t>(sg[i].length - offset, data.size() - done);
     std::memcpy(reinterpret_cast<void*>(sg[i].addr + offset), data.data() + done, take);
     done += take;
     offset = 0;
@@ -73,6 +72,10 @@ void scatter(const ibv_sge* sg, int n, std::uint64_t offset, wire::Bytes data) n
 // new requests (bounded by max_dest_rd_atomic): answers to duplicates are
 // dropped past it, as a NIC drops when its response queue is full.
 constexpr std::size_t kMaxQueuedResponses = 64;
+
+// How far ahead of the wire (in time) a NIC with tx_packet_ns == 0 builds
+// packets: about 40 small packets, or one 4 KiB packet, at 100 Gb/s.
+constexpr Time kTxLookahead = 400;
 
 enum class Verdict : std::uint8_t { Ok, Rnr, InvalidRequest, RemoteAccess, RemoteOperational };
 
@@ -111,7 +114,13 @@ void QpImpl::pump() {
       const SendWqe& w = sq[(sq_head + tx_index) % sq.size()];
       ln = &engine->link(engine->device_index(*device), engine->device_index(*w.ah->dest_));
     }
-    const Time t = std::max(ln->busy_until, next_tx);
+    // A NIC queues a few packets ahead of the wire: while the port's backlog
+    // is under kTxLookahead the next packet is built now and serialised when
+    // the port is free (its capture timestamp is that later time). This
+    // keeps one wake-up per batch of small packets instead of one per packet.
+    // With a per-packet NIC time (a software NIC) packets are built one by one.
+    const Time lookahead = device->config().tx_packet_ns == 0 ? kTxLookahead : 0;
+    const Time t = std::max(ln->busy_until - lookahead, next_tx);
     if (t > engine->now) {
       tx_scheduled = true;
       engine->schedule(t, EventKind::QpTx, id, 0);
@@ -260,8 +269,7 @@ void QpImpl::send_request_packet() {
       if (imm) p.immdt = ntohl(w.imm);
       if (inv) p.ieth = w.imm;
       if (type == IBV_QPT_UD) {
-        p.deth = wire::Deth{(w.remote_qkey & 0x80000000u) != 0 ? attr.qkey : w.remote_qkey, 0,
-                            qpn};
+        p.deth = wire::Deth{(w.remote_qkey & 0x80000000u) != 0 ? attr.qkey : w.remote_qkey, 0, qpn};
       }
       p.bth.solicited = last && solicited;
       gather(slot, w, offset, len, data);
@@ -288,9 +296,9 @@ void QpImpl::send_request_packet() {
       // One request for the rest of the READ; it takes one PSN per response
       // packet it asks for (9.7.4.1.3).
       op = wire::find_opcode(tr, Operation::ReadRequest, Position::Only);
-      p.reth = wire::Reth{w.remote_addr + offset, w.rkey,
-                          static_cast<std::uint32_t>(w.length - std::min<std::uint64_t>(
-                                                                    w.length, offset))};
+      p.reth = wire::Reth{
+          w.remote_addr + offset, w.rkey,
+          static_cast<std::uint32_t>(w.length - std::min<std::uint64_t>(w.length, offset))};
       npkts_sent = w.npkts - pk;
       break;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -317,9 +325,9 @@ void QpImpl::send_request_packet() {
   const std::uint32_t after = psn_add(psn, npkts_sent);
   if (!resend || psn_before(sent_hw, after)) sent_hw = after;
   ++stats.packets_sent;
-  Link& ln = type == IBV_QPT_UD ? engine->link(engine->device_index(*device),
-                                               engine->device_index(*w.ah->dest_))
-                                : *link;
+  Link& ln = type == IBV_QPT_UD
+                 ? engine->link(engine->device_index(*device), engine->device_index(*w.ah->dest_))
+                 : *link;
   engine->transmit(ln, *fs);
 
   if (!rereading) {
@@ -417,10 +425,16 @@ void QpImpl::retire() {
 }
 
 void QpImpl::arm_ack_timer() {
+  // (Re)starting the timer only moves its deadline: at most one timer event
+  // per QP is ever queued, however many ACKs restart it (9.7.6.1.3).
   const Time t = ack_timeout_ns();
-  ++ack_gen;
   ack_armed = t != 0;
-  if (ack_armed) engine->schedule(engine->now + t, EventKind::AckTimer, id, ack_gen);
+  if (!ack_armed) return;
+  ack_deadline = engine->now + t;
+  if (!ack_event_queued) {
+    ack_event_queued = true;
+    engine->schedule(ack_deadline, EventKind::AckTimer, id, 0);
+  }
 }
 
 void QpImpl::ack_upto(std::uint32_t p) {
@@ -449,7 +463,6 @@ void QpImpl::ack_upto(std::uint32_t p) {
   if (una != sent_hw)
     arm_ack_timer();
   else {
-    ++ack_gen;
     ack_armed = false;
   }
 }
@@ -474,8 +487,14 @@ bool retries_exhausted(int left, std::uint8_t configured, bool seven_is_infinite
 }
 }  // namespace
 
-void QpImpl::on_ack_timer(std::uint64_t gen) {
-  if (gen != ack_gen || !ack_armed) return;
+void QpImpl::on_ack_timer(std::uint64_t /*unused*/) {
+  ack_event_queued = false;
+  if (!ack_armed) return;
+  if (engine->now < ack_deadline) {  // restarted since: wait for the new deadline
+    ack_event_queued = true;
+    engine->schedule(ack_deadline, EventKind::AckTimer, id, 0);
+    return;
+  }
   ack_armed = false;
   if (state != IBV_QPS_RTS && state != IBV_QPS_SQD) return;
   if (una == sent_hw) return;  // nothing outstanding
@@ -518,7 +537,6 @@ void QpImpl::on_response(const wire::IbPacket& p) {
         restart_from(psn);
         rnr_wait = true;
         ++rnr_gen;
-        ++ack_gen;
         ack_armed = false;
         const double ms = wire::rnr_timer_ms(a.value()).value_or(655.36);
         engine->schedule(engine->now + static_cast<Time>(ms * 1e6), EventKind::RnrTimer, id,
@@ -529,8 +547,7 @@ void QpImpl::on_response(const wire::IbPacket& p) {
         ack_upto(psn_add(psn, -1));
         const auto code = static_cast<NakCode>(a.value());
         if (code == NakCode::PsnSequenceError) {
-          if (retries_exhausted(retry_left, attr.retry_cnt,
-                                engine->cfg.rxe.retry_cnt_7_infinite)) {
+          if (retries_exhausted(retry_left, attr.retry_cnt, engine->cfg.rxe.retry_cnt_7_infinite)) {
             enter_error(IBV_WC_RETRY_EXC_ERR);
             return;
           }
@@ -538,9 +555,9 @@ void QpImpl::on_response(const wire::IbPacket& p) {
           restart_from(psn);
           pump();
         } else {
-          enter_error(code == NakCode::RemoteAccessError  ? IBV_WC_REM_ACCESS_ERR
-                      : code == NakCode::InvalidRequest ? IBV_WC_REM_INV_REQ_ERR
-                                                        : IBV_WC_REM_OP_ERR);
+          enter_error(code == NakCode::RemoteAccessError ? IBV_WC_REM_ACCESS_ERR
+                      : code == NakCode::InvalidRequest  ? IBV_WC_REM_INV_REQ_ERR
+                                                         : IBV_WC_REM_OP_ERR);
         }
       }
       break;
@@ -549,7 +566,7 @@ void QpImpl::on_response(const wire::IbPacket& p) {
       for (std::size_t i = 0; i < started; ++i) {
         SendWqe& w = wqe_at(i);
         if (w.psn != psn || !is_rd_atomic(w) || w.opcode == IBV_WR_RDMA_READ) continue;
-        if (w.done) return;  // a duplicate answer
+        if (w.done) return;                   // a duplicate answer
         const std::size_t slot = slot_at(i);  // before ack_upto() retires WQEs
         ack_upto(psn_add(psn, -1));
         if (una != psn) return;
@@ -608,7 +625,6 @@ void QpImpl::on_response(const wire::IbPacket& p) {
         if (una != sent_hw)
           arm_ack_timer();
         else {
-          ++ack_gen;
           ack_armed = false;
         }
         pump();
@@ -637,11 +653,9 @@ void QpImpl::flush_all(ibv_wc_status first_status) {
 
 void QpImpl::enter_error(ibv_wc_status first_status) {
   state = IBV_QPS_ERR;
-  ++ack_gen;
   ack_armed = false;
   ++rnr_gen;
   rnr_wait = false;
-  ++ar_gen;
   ack_pending = false;
   // Responses already queued (the NAK that explains the error) still go out.
   flush_all(first_status);
@@ -655,11 +669,9 @@ void QpImpl::reset_queues() {
   rq_head = rq_count = 0;
   resp.clear();
   ack_pending = false;
-  ++ack_gen;
   ack_armed = false;
   ++rnr_gen;
   rnr_wait = false;
-  ++ar_gen;
   ar_armed = false;
   rd_atomic_outstanding = 0;
   in_send = in_write = uc_drop = nak_sent = false;
@@ -756,7 +768,7 @@ void QpImpl::receive(const wire::Frame& f, wire::Bytes bytes) {
 
 void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes) {
   if (!p.deth || p.deth->qkey != attr.qkey) return;  // Q_Key violation: silently dropped
-  if (rq_count == 0) return;                        // UD has no RNR: the message is lost
+  if (rq_count == 0) return;                         // UD has no RNR: the message is lost
   const std::size_t slot = rq_head;
   // The first 40 bytes of the buffer receive the GRH; for RoCEv2 over IPv4
   // the IPv4 header fills its last 20 bytes (as rdma-core documents).
@@ -779,14 +791,29 @@ void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
                 IBV_WC_RECV, flags, imm, p.deth->src_qp);
 }
 
-void QpImpl::on_ar_timer(std::uint64_t gen) {
-  if (gen != ar_gen || !ar_armed) return;
+void QpImpl::on_ar_timer(std::uint64_t /*unused*/) {
+  ar_event_queued = false;
+  if (!ar_armed) return;
+  if (engine->now < ar_deadline) {
+    ar_event_queued = true;
+    engine->schedule(ar_deadline, EventKind::ArTimer, id, 0);
+    return;
+  }
   ar_armed = false;
   if (state != IBV_QPS_RTR && state != IBV_QPS_RTS) return;
   // A hole stayed open: now it is a loss, NAK it.
   if (!nak_sent) {
     nak_sent = true;
     queue_ack(epsn, wire::Aeth::nak(NakCode::PsnSequenceError), false);
+  }
+}
+
+void QpImpl::arm_ar_timer() {
+  ar_armed = true;
+  ar_deadline = engine->now + options.ar_nak_timeout_ns;
+  if (!ar_event_queued) {
+    ar_event_queued = true;
+    engine->schedule(ar_deadline, EventKind::ArTimer, id, 0);
   }
 }
 
@@ -803,15 +830,12 @@ void QpImpl::ar_advance() {
   }
   bool ahead = false;
   for (std::uint8_t s : ar_seen) ahead = ahead || s != 0;
-  ++ar_gen;
-  ar_armed = ahead;
-  if (ahead)
-    engine->schedule(engine->now + options.ar_nak_timeout_ns, EventKind::ArTimer, id, ar_gen);
+  ar_armed = false;
+  if (ahead) arm_ar_timer();
 }
 
 void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes) {
-  if (state != IBV_QPS_RTR && state != IBV_QPS_RTS && state != IBV_QPS_SQD &&
-      state != IBV_QPS_SQE)
+  if (state != IBV_QPS_RTR && state != IBV_QPS_RTS && state != IBV_QPS_SQD && state != IBV_QPS_SQE)
     return;
   if (type == IBV_QPT_UD) {
     ud_receive(p, f, bytes);
@@ -850,12 +874,7 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
           seen = static_cast<std::uint8_t>(1 | (p.bth.ack_req ? 2 : 0));
         }
       }
-      if (!ar_armed) {
-        ar_armed = true;
-        ++ar_gen;
-        engine->schedule(engine->now + options.ar_nak_timeout_ns, EventKind::ArTimer, id,
-                         ar_gen);
-      }
+      if (!ar_armed) arm_ar_timer();
       return;
     }
     if (d > 0) {
@@ -878,8 +897,7 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
           // A newer request for the same READ replaces the responses still
           // queued for it; the queue stays bounded whatever the requester does.
           std::erase_if(resp, [&](const RespItem& q) {
-            return q.kind == RespItem::Kind::ReadResponse &&
-                   psn_before_eq(r.psn, q.psn) &&
+            return q.kind == RespItem::Kind::ReadResponse && psn_before_eq(r.psn, q.psn) &&
                    psn_before(q.psn, psn_add(r.psn, r.npkts));
           });
           if (resp.size() >= kMaxQueuedResponses) return;
@@ -983,9 +1001,8 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
           v = Verdict::RemoteAccess;
           break;
         }
-        const bool ok_len = info->position == Position::Only
-                                ? (len == r.dma_len && len <= mtu)
-                                : (len == mtu && r.dma_len > mtu);
+        const bool ok_len = info->position == Position::Only ? (len == r.dma_len && len <= mtu)
+                                                             : (len == mtu && r.dma_len > mtu);
         if (!ok_len) {
           v = Verdict::InvalidRequest;
           break;
@@ -994,7 +1011,7 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
         write_left = r.dma_len;
         write_total = r.dma_len;
       } else if (info->position == Position::Middle ? (len != mtu || write_left <= mtu)
-                                                   : len != write_left) {
+                                                    : len != write_left) {
         v = Verdict::InvalidRequest;
         break;
       }
@@ -1097,7 +1114,7 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
         }
       }
       const bool needs_ack = p.bth.ack_req && (info->operation == Operation::Send ||
-                                                info->operation == Operation::Write);
+                                               info->operation == Operation::Write);
       if (needs_ack) queue_ack(psn, wire::Aeth::ack(), true);
       if (options.adaptive_routing) ar_advance();
       break;
@@ -1105,6 +1122,9 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
     case Verdict::Rnr:
       ++stats.rnr_naks_sent;
       queue_ack(psn, wire::Aeth::rnr_nak(attr.min_rnr_timer), false);
+      // The packets already behind it are dropped silently: one NAK per
+      // expected PSN, so the RNR round does not also cost a retry_cnt.
+      nak_sent = true;
       break;
     case Verdict::InvalidRequest:
     case Verdict::RemoteAccess:

@@ -240,64 +240,73 @@ int ProtectionDomain::destroy_ah(AddressHandle* ah) {
 QueuePair::QueuePair(std::unique_ptr<QpImpl> impl) : impl_(std::move(impl)) {}
 QueuePair::~QueuePair() = default;
 
-std::uint32_t QueuePair::qp_num() const noexcept { return impl_->qpn; }
-ibv_qp_type QueuePair::qp_type() const noexcept { return impl_->type; }
-ibv_qp_state QueuePair::state() const noexcept { return impl_->state; }
-void QueuePair::set_options(const Options& options) noexcept { impl_->options = options; }
-const QueuePair::Options& QueuePair::options() const noexcept { return impl_->options; }
-const QueuePair::Stats& QueuePair::stats() const noexcept { return impl_->stats; }
+std::uint32_t QueuePair::qp_num() const noexcept {
+  return impl_->qpn;
+}
+ibv_qp_type QueuePair::qp_type() const noexcept {
+  return impl_->type;
+}
+ibv_qp_state QueuePair::state() const noexcept {
+  return impl_->state;
+}
+void QueuePair::set_options(const Options& options) noexcept {
+  impl_->options = options;
+}
+const QueuePair::Options& QueuePair::options() const noexcept {
+  return impl_->options;
+}
+const QueuePair::Stats& QueuePair::stats() const noexcept {
+  return impl_->stats;
+}
 
 namespace {
+
+struct Masks {
+  int required;
+  int optional;
+};
 
 struct Transition {
   ibv_qp_state from;
   ibv_qp_state to;
-  int rc_required;
-  int rc_optional;
-  int uc_required;
-  int uc_optional;
-  int ud_required;
-  int ud_optional;
+  Masks rc;
+  Masks uc;
+  Masks ud;
 };
 
 constexpr int S = IBV_QP_STATE;
-constexpr int kPathOpt = IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE;
+constexpr int kPort = IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+constexpr int kPath = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+constexpr int kRcRtr = IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+constexpr int kRcRts =
+    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+constexpr int kAlt = IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE;
+constexpr int kCur = IBV_QP_CUR_STATE;
+constexpr int kAcc = IBV_QP_ACCESS_FLAGS;
+constexpr int kQkey = IBV_QP_QKEY;
 
-// The transitions of man ibv_modify_qp (IBTA 10.3.1, table 91): what must be
-// given and what may be given. Anything else in the mask is EINVAL.
+// The transitions of man ibv_modify_qp (IBTA 10.3.1, table 91): per
+// transport, what must be given and what may be given. Anything else in the
+// mask is EINVAL.
+// clang-format off
 constexpr Transition kTransitions[] = {
-    {IBV_QPS_RESET, IBV_QPS_INIT,
-     S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0,
-     S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0,
-     S | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
-    {IBV_QPS_INIT, IBV_QPS_INIT, S,
-     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, S,
-     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, S,
-     IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
-    {IBV_QPS_INIT, IBV_QPS_RTR,
-     S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-     IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH,
-     S | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
-     IBV_QP_PKEY_INDEX | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH, S,
-     IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
-    {IBV_QPS_RTR, IBV_QPS_RTS,
-     S | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-         IBV_QP_MAX_QP_RD_ATOMIC,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | kPathOpt,
-     S | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | kPathOpt,
-     S | IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-    {IBV_QPS_RTS, IBV_QPS_RTS, S,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | kPathOpt, S,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | kPathOpt, S, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-    {IBV_QPS_RTS, IBV_QPS_SQD, S, IBV_QP_EN_SQD_ASYNC_NOTIFY, S, IBV_QP_EN_SQD_ASYNC_NOTIFY, S,
-     IBV_QP_EN_SQD_ASYNC_NOTIFY},
-    {IBV_QPS_SQD, IBV_QPS_RTS, S,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MIN_RNR_TIMER | kPathOpt, S,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | kPathOpt, S, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-    {IBV_QPS_SQE, IBV_QPS_RTS, S, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, S,
-     IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS, S, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+  //  from           to             RC {required, optional}                UC {required, optional}          UD {required, optional}
+  {IBV_QPS_RESET, IBV_QPS_INIT, {S | kPort | kAcc, 0},                    {S | kPort | kAcc, 0},               {S | kPort | kQkey, 0}},
+  {IBV_QPS_INIT,  IBV_QPS_INIT, {S, kPort | kAcc},                        {S, kPort | kAcc},                   {S, kPort | kQkey}},
+  {IBV_QPS_INIT,  IBV_QPS_RTR,  {S | kPath | kRcRtr, IBV_QP_PKEY_INDEX | kAcc | IBV_QP_ALT_PATH},
+                                                                          {S | kPath, IBV_QP_PKEY_INDEX | kAcc | IBV_QP_ALT_PATH},
+                                                                                                               {S, IBV_QP_PKEY_INDEX | kQkey}},
+  {IBV_QPS_RTR,   IBV_QPS_RTS,  {S | IBV_QP_SQ_PSN | kRcRts, kCur | kAcc | IBV_QP_MIN_RNR_TIMER | kAlt},
+                                                                          {S | IBV_QP_SQ_PSN, kCur | kAcc | kAlt},
+                                                                                                               {S | IBV_QP_SQ_PSN, kCur | kQkey}},
+  {IBV_QPS_RTS,   IBV_QPS_RTS,  {S, kCur | kAcc | IBV_QP_MIN_RNR_TIMER | kAlt},
+                                                                          {S, kCur | kAcc | kAlt},             {S, kCur | kQkey}},
+  {IBV_QPS_RTS,   IBV_QPS_SQD,  {S, IBV_QP_EN_SQD_ASYNC_NOTIFY},          {S, IBV_QP_EN_SQD_ASYNC_NOTIFY},     {S, IBV_QP_EN_SQD_ASYNC_NOTIFY}},
+  {IBV_QPS_SQD,   IBV_QPS_RTS,  {S, kCur | kAcc | IBV_QP_MIN_RNR_TIMER | kAlt},
+                                                                          {S, kCur | kAcc | kAlt},             {S, kCur | kQkey}},
+  {IBV_QPS_SQE,   IBV_QPS_RTS,  {S, kCur | kAcc},                         {S, kCur | kAcc},                    {S, kCur | kQkey}},
 };
+// clang-format on
 
 std::uint32_t udp_port_for(std::uint32_t a, std::uint32_t b) noexcept {
   // Flow entropy: a hash of both QP numbers, so the two directions of a
@@ -330,12 +339,9 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   for (const Transition& x : kTransitions)
     if (x.from == cur && x.to == next) t = &x;
   if (t == nullptr) return EINVAL;
-  const int required = q.type == IBV_QPT_RC   ? t->rc_required
-                       : q.type == IBV_QPT_UC ? t->uc_required
-                                              : t->ud_required;
-  const int optional = q.type == IBV_QPT_RC   ? t->rc_optional
-                       : q.type == IBV_QPT_UC ? t->uc_optional
-                                              : t->ud_optional;
+  const Masks& m = q.type == IBV_QPT_RC ? t->rc : q.type == IBV_QPT_UC ? t->uc : t->ud;
+  const int required = m.required;
+  const int optional = m.optional;
   if ((mask & required) != required || (mask & ~(required | optional)) != 0) return EINVAL;
 
   // Value checks.
@@ -345,8 +351,7 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   if ((mask & IBV_QP_RETRY_CNT) != 0 && a.retry_cnt > 7) return EINVAL;
   if ((mask & IBV_QP_RNR_RETRY) != 0 && a.rnr_retry > 7) return EINVAL;
   if ((mask & IBV_QP_MIN_RNR_TIMER) != 0 && a.min_rnr_timer > 31) return EINVAL;
-  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) != 0 &&
-      a.max_rd_atomic > q.device->limits().max_qp_rd_atom)
+  if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) != 0 && a.max_rd_atomic > q.device->limits().max_qp_rd_atom)
     return EINVAL;
   if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) != 0 &&
       a.max_dest_rd_atomic > q.device->limits().max_qp_rd_atom)
@@ -469,16 +474,15 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         static_cast<std::uint32_t>(wr->num_sge) > q.cap.max_send_sge ||
         (wr->num_sge > 0 && wr->sg_list == nullptr))
       err = EINVAL;
-    else if (is_inline && (length > q.cap.max_inline_data || wr->opcode == IBV_WR_RDMA_READ ||
-                           atomic))
+    else if (is_inline &&
+             (length > q.cap.max_inline_data || wr->opcode == IBV_WR_RDMA_READ || atomic))
       err = EINVAL;
     else if (atomic && (length != 8 || wr->num_sge != 1))
       err = EINVAL;
     else if (length > q.device->limits().max_msg_sz)
       err = EINVAL;
-    else if (q.type == IBV_QPT_UD &&
-             (length > q.device->config().port_mtu ||
-              q.device->ahs_.find(wr->wr.ud.ah) == q.device->ahs_.end()))
+    else if (q.type == IBV_QPT_UD && (length > q.device->config().port_mtu ||
+                                      q.device->ahs_.find(wr->wr.ud.ah) == q.device->ahs_.end()))
       err = EINVAL;
     else if (q.sq_count == q.sq.size())
       err = ENOMEM;

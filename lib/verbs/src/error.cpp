@@ -345,6 +345,22 @@ std::string qp_attr_mask_names(int mask) {
   return out.empty() ? "0" : out;
 }
 
+std::string access_flag_names(unsigned access) {
+  static constexpr std::array<std::pair<unsigned, std::string_view>, 4> kBits{{
+      {IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
+      {IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
+      {IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
+      {IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"},
+  }};
+  std::string out;
+  for (const auto& [bit, name] : kBits) {
+    if ((access & bit) == 0) continue;
+    if (!out.empty()) out += '|';
+    out += name;
+  }
+  return out.empty() ? "0" : out;
+}
+
 std::string_view qp_state_name(ibv_qp_state s) noexcept {
   switch (s) {
     case IBV_QPS_RESET: return "RESET";

@@ -55,14 +55,7 @@ AppliedTransition QueuePair::to_init(const InitAttrs& a) {
   } else {
     attr.qp_access_flags = a.access;
     mask |= IBV_QP_ACCESS_FLAGS;
-    std::string acc;
-    for (auto [bit, name] : {std::pair{IBV_ACCESS_LOCAL_WRITE, "LOCAL_WRITE"},
-                             std::pair{IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE"},
-                             std::pair{IBV_ACCESS_REMOTE_READ, "REMOTE_READ"},
-                             std::pair{IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC"}})
-      if ((a.access & static_cast<unsigned>(bit)) != 0)
-        acc += acc.empty() ? name : std::string("|") + name;
-    f.emplace_back("qp_access_flags", acc.empty() ? "0" : acc);
+    f.emplace_back("qp_access_flags", access_flag_names(a.access));
   }
   return apply(attr, mask, IBV_QPS_INIT, std::move(f));
 }

@@ -357,6 +357,7 @@ std::size_t encode_frame(const FrameSpec& s, std::span<std::uint8_t> out) noexce
   }
   const std::size_t bth_at = w.offset();
   if (!encode_ib(s.packet, w) || w.offset() != total) return 0;
+  if (!s.compute_icrc) return total;  // encode_ib left a zero placeholder
   const auto crc = icrc_of(Bytes(out.data(), total), s.version, net_at, bth_at, total - kIcrcSize);
   if (!crc) return 0;
   Writer tail(out.subspan(total - kIcrcSize, kIcrcSize));

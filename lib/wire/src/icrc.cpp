@@ -61,6 +61,35 @@ RDMALAB_CLMUL std::uint32_t crc32_clmul(std::uint32_t raw, const std::uint8_t* p
   return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(x1, t), 1));
 }
 
+/// Slicing-by-8 tables for the short pieces (masked headers, tails), where
+/// a call into zlib costs more than the bytes: kCrcTables[k][b] is the CRC of
+/// byte b followed by k zero bytes.
+constexpr std::array<std::array<std::uint32_t, 256>, 8> kCrcTables = [] {
+  std::array<std::array<std::uint32_t, 256>, 8> t{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    t[0][i] = c;
+  }
+  for (std::size_t k = 1; k < 8; ++k)
+    for (std::size_t i = 0; i < 256; ++i) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFF];
+  return t;
+}();
+
+std::uint32_t crc32_small(std::uint32_t raw, Bytes data) noexcept {
+  const auto& t = kCrcTables;
+  const std::uint8_t* p = data.data();
+  std::size_t n = data.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    const std::uint32_t lo = raw ^ load_le32(p);
+    const std::uint32_t hi = load_le32(p + 4);
+    raw = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+          t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
+  }
+  for (; n > 0; ++p, --n) raw = t[0][(raw ^ *p) & 0xFF] ^ (raw >> 8);
+  return raw;
+}
+
 bool have_clmul() noexcept {
   static const bool yes = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
   return yes;
@@ -71,10 +100,11 @@ bool have_clmul() noexcept {
 
 std::uint32_t crc32(std::uint32_t crc, Bytes data) noexcept {
 #if defined(__x86_64__)
-  if (data.size() >= 64 && have_clmul()) {
+  if (data.size() < 64) return ~crc32_small(~crc, data);
+  if (have_clmul()) {
     const std::size_t n = data.size() & ~std::size_t{15};
-    crc = ~crc32_clmul(~crc, data.data(), n);
-    data = data.subspan(n);
+    const std::uint32_t raw = crc32_clmul(~crc, data.data(), n);
+    return ~crc32_small(raw, data.subspan(n));
   }
 #endif
   // zlib's crc32 is the IEEE 802.3 CRC with the pre- and post-inversion the

@@ -66,8 +66,8 @@ class MemoryRegion {
     return static_cast<std::uint8_t*>(addr_) + (va - iova_);
   }
 
-  MemoryRegion(ProtectionDomain& pd, void* addr, std::size_t length, std::uint64_t iova,
-               int access, std::uint32_t key) noexcept
+  MemoryRegion(ProtectionDomain& pd, void* addr, std::size_t length, std::uint64_t iova, int access,
+               std::uint32_t key) noexcept
       : pd_(&pd), addr_(addr), length_(length), iova_(iova), access_(access), key_(key) {}
 
  private:
@@ -173,7 +173,8 @@ class QueuePair {
   /// receive queue is full.
   [[nodiscard]] int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 
-  /// Simulator-only knobs of a QP, set before traffic starts.
+  /// Simulator-only knobs of a QP, set before the transition to RTR (the
+  /// adaptive-routing window is sized there).
   struct Options {
     /// Adaptive-routing mode of recent NICs (a model of vendor behaviour,
     /// not IBTA): every packet of an RDMA WRITE carries its own RETH (WRITE
@@ -208,6 +209,7 @@ class QueuePair {
   QueuePair(const QueuePair&) = delete;
   QueuePair& operator=(const QueuePair&) = delete;
 
+  /// The engine's state of this QP (internal to the simulator).
   [[nodiscard]] QpImpl& impl() noexcept { return *impl_; }
 
  private:
@@ -307,8 +309,8 @@ class Device {
   std::uint32_t next_key_ = 1;
   std::vector<std::unique_ptr<ProtectionDomain>> pds_;
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;
-  std::unordered_map<std::uint32_t, QpImpl*> qps_;           // by QP number
-  std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;     // by key
+  std::unordered_map<std::uint32_t, QpImpl*> qps_;         // by QP number
+  std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;   // by key
   std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle
 };
 

@@ -18,7 +18,9 @@
 // Determinism: all randomness (loss, jitter, reordering, path choice) comes
 // from one splitmix64 generator per link, seeded from FabricConfig::seed and
 // the link's endpoints, using integer arithmetic only. The same program with
-// the same seed gives the same capture, byte for byte, on any platform.
+// the same seed gives the same capture, byte for byte, on any platform, once
+// its buffers are registered with fixed IOVAs (ProtectionDomain::reg_mr_iova)
+// so that the addresses in RETHs do not depend on where the heap put them.
 #pragma once
 
 #include <cstdint>
@@ -139,7 +141,9 @@ struct FabricConfig {
   /// coalescing, allowed by the IBTA). 0: one ACK per AckReq packet, as rxe.
   Time ack_coalesce_ns = 0;
   /// Check the ICRC of every received frame; a bad ICRC drops the packet.
-  /// Costs one CRC-32 over each frame.
+  /// Costs one CRC-32 over each frame. With this off and no capture open,
+  /// the ICRC is not even computed (the field stays zero): nobody reads it.
+  /// A fast path for big simulations; captures always carry a correct ICRC.
   bool verify_icrc = true;
   RxeCompat rxe;
 };

@@ -6,6 +6,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "rdmalab/i18n/i18n.hpp"
 
@@ -15,6 +16,10 @@ namespace rdmalab::sim {
 /// current language. Every ibv_wc_status has an entry; an unknown value gives
 /// a generic text with the number.
 [[nodiscard]] std::string describe_status(ibv_wc_status status);
+
+/// "could not finish writing the capture: ..." (the fabric's destructor
+/// prints it to stderr rather than throwing).
+[[nodiscard]] std::string capture_close_failed(std::string_view reason);
 
 /// This module's messages, for the catalog parity test.
 [[nodiscard]] std::span<const i18n::Message> catalog() noexcept;

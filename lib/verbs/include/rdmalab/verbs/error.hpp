@@ -87,6 +87,8 @@ void check_rc(int rc, std::string_view verb, const ErrorContext& ctx = {});
 
 /// Names of the bits of an ibv_qp_attr_mask: "STATE|PKEY_INDEX|PORT|ACCESS_FLAGS".
 [[nodiscard]] std::string qp_attr_mask_names(int mask);
+/// Names of IBV_ACCESS_* bits: "LOCAL_WRITE|REMOTE_READ" ("0" when none).
+[[nodiscard]] std::string access_flag_names(unsigned access);
 /// "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR".
 [[nodiscard]] std::string_view qp_state_name(ibv_qp_state s) noexcept;
 /// 256..4096 for IBV_MTU_256..IBV_MTU_4096, 0 otherwise.

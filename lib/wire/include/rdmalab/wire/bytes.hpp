@@ -10,7 +10,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <type_traits>
 
 namespace rdmalab::wire {
 
@@ -109,7 +111,12 @@ class Writer {
   }
   constexpr void bytes(Bytes b) noexcept {
     if (!reserve(b.size())) return;
-    for (std::uint8_t c : b) out_[pos_++] = c;
+    if (std::is_constant_evaluated()) {
+      for (std::uint8_t c : b) out_[pos_++] = c;
+    } else if (!b.empty()) {
+      std::memcpy(out_.data() + pos_, b.data(), b.size());  // payloads: one copy, not a loop
+      pos_ += b.size();
+    }
   }
   constexpr void zeros(std::size_t n) noexcept {
     if (!reserve(n)) return;

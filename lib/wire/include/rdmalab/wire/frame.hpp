@@ -143,6 +143,9 @@ struct FrameSpec {
   std::uint16_t ip_id = 0;
   std::uint32_t flow_label = 0;
   std::uint16_t udp_src_port = 0xC000;
+  /// false leaves the ICRC field zero: a fast path for a producer whose
+  /// frames nobody verifies (the simulator without capture or ICRC check).
+  bool compute_icrc = true;
   IbPacket packet;  // BTH, extension headers and payload
 };
 

@@ -1,0 +1,204 @@
+// Benchmark of rdmapcap (run by hand, not by ctest).
+//
+// Generates a synthetic RoCEv2 capture (RDMA WRITEs of four full-MTU packets,
+// one ACK per message, one packet in 10,000 lost to exercise NAK and
+// go-back-N), then, in the same run, times:
+//   1. a bare libpcap read loop over the file (rdmalab::capture::PcapReader),
+//   2. `rdmapcap summary FILE` (decode + ICRC + analysis of every packet), and
+//      the same with --no-icrc (the CRC-32 over every byte dominates),
+//   3. `tshark -r FILE -T fields -e infiniband.bth.psn`,
+// and prints the three times, the ratios, the throughput and rdmapcap's peak
+// resident memory.
+//
+//   bench_rdmapcap [--packets N] [--payload BYTES] [--file PATH]
+//                  [--rdmapcap PATH] [--no-tshark] [--keep]
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/psn.hpp"
+
+extern char** environ;
+
+namespace {
+
+using namespace rdmalab;
+
+struct Child {
+  double seconds = -1;
+  long max_rss_kib = 0;
+  int status = -1;
+};
+
+/// Runs argv with stdout to /dev/null; wall time and peak RSS of the child.
+Child run(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  Child c;
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    return c;
+  }
+  int status = 0;
+  rusage ru{};
+  wait4(pid, &status, 0, &ru);
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  c.max_rss_kib = ru.ru_maxrss;
+  c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return c;
+}
+
+std::uint64_t generate(const std::string& path, std::uint64_t packets, std::size_t payload) {
+  capture::PcapWriter writer(path, wire::LinkType::Ethernet);
+  wire::FrameSpec req, ack;
+  req.src_ip = *wire::IpAddress::parse("10.0.0.2");
+  req.dst_ip = *wire::IpAddress::parse("10.0.0.1");
+  ack.src_ip = req.dst_ip;
+  ack.dst_ip = req.src_ip;
+  req.packet.bth.dest_qp = 0x11;
+  ack.packet.bth.dest_qp = 0x22;
+  ack.packet.bth.opcode = wire::opcode::kRcAcknowledge;
+  std::vector<std::uint8_t> data(payload, 0x5A), frame(payload + 256);
+  std::int64_t t = 1'700'000'000'000'000'000;
+  std::uint32_t psn = 0, msn = 0;
+  std::uint64_t written = 0, bytes = 0;
+  bool nak_pending = false;
+  std::uint32_t resend_from = 0;
+  auto put = [&](const wire::FrameSpec& s) {
+    const std::size_t n = wire::encode_frame(s, frame);
+    writer.write(t += 800, std::span<const std::uint8_t>(frame.data(), n));
+    bytes += n;
+    ++written;
+  };
+  while (written < packets) {
+    const std::uint32_t first = psn;
+    for (int i = 0; i < 4 && written < packets; ++i) {
+      static constexpr std::uint8_t kOps[] = {
+          wire::opcode::kRcWriteFirst, wire::opcode::kRcWriteMiddle, wire::opcode::kRcWriteMiddle,
+          wire::opcode::kRcWriteLast};
+      req.packet.bth.opcode = kOps[i];
+      req.packet.bth.psn = psn;
+      req.packet.bth.ack_req = i == 3;
+      req.packet.reth =
+          i == 0 ? std::optional(wire::Reth{0x10000, 0x42, static_cast<std::uint32_t>(4 * payload)})
+                 : std::nullopt;
+      req.packet.payload = data;
+      psn = wire::psn_add(psn, 1);
+      if (written % 10000 == 9999 && !nak_pending) {  // lost before the tap
+        nak_pending = true;
+        resend_from = req.packet.bth.psn;
+        continue;
+      }
+      put(req);
+    }
+    if (written >= packets) break;
+    ack.packet.bth.psn = nak_pending ? resend_from : wire::psn_add(first, 3);
+    ack.packet.aeth = wire::Aeth{nak_pending ? std::uint8_t{0x60} : std::uint8_t{0x1F}, ++msn};
+    put(ack);
+    if (nak_pending) {  // go-back-N: resend the message from the lost PSN
+      nak_pending = false;
+      psn = first;
+      --msn;
+    }
+  }
+  writer.flush();
+  return bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint64_t packets = 1'000'000;
+  std::size_t payload = 1024;
+  std::string file = (std::filesystem::temp_directory_path() / "rdmapcap-bench.pcap").string();
+  std::string rdmapcap = "rdmapcap";
+  bool tshark = true, keep = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--packets")
+      packets = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--payload")
+      payload = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--file")
+      file = next();
+    else if (a == "--rdmapcap")
+      rdmapcap = next();
+    else if (a == "--no-tshark")
+      tshark = false;
+    else if (a == "--keep")
+      keep = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--packets N] [--payload BYTES] [--file PATH] [--rdmapcap PATH] "
+                   "[--no-tshark] [--keep]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  std::printf("generating %llu packets, %zu-byte payloads -> %s\n",
+              static_cast<unsigned long long>(packets), payload, file.c_str());
+  const std::uint64_t bytes = generate(file, packets, payload);
+  const double gb = static_cast<double>(std::filesystem::file_size(file)) / 1e9;
+  std::printf("capture: %.3f GB on disk, %.3f GB of frames\n", gb,
+              static_cast<double>(bytes) / 1e9);
+
+  // 1. bare libpcap read loop
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t n = 0, sum = 0;
+  {
+    capture::PcapReader reader(file);
+    capture::Packet p;
+    while (reader.next(p)) {
+      ++n;
+      sum += p.data.size();
+    }
+  }
+  const double t_pcap =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // 2. rdmapcap summary
+  const Child rp = run({rdmapcap, "summary", file});
+  const Child rn = run({rdmapcap, "summary", "--no-icrc", file});
+  // 3. tshark
+  Child ts;
+  if (tshark) ts = run({"tshark", "-r", file, "-T", "fields", "-e", "infiniband.bth.psn"});
+
+  std::printf("\n%-44s %10s %12s %10s\n", "", "seconds", "GB/s", "peak RSS");
+  std::printf("%-44s %10.3f %12.2f %10s\n", "libpcap read loop (PcapReader)", t_pcap, gb / t_pcap,
+              "-");
+  std::printf("%-44s %10.3f %12.2f %7.1f MiB  (exit %d)\n", "rdmapcap summary", rp.seconds,
+              gb / rp.seconds, static_cast<double>(rp.max_rss_kib) / 1024, rp.status);
+  std::printf("%-44s %10.3f %12.2f %7.1f MiB  (exit %d)\n", "rdmapcap summary --no-icrc",
+              rn.seconds, gb / rn.seconds, static_cast<double>(rn.max_rss_kib) / 1024, rn.status);
+  if (tshark)
+    std::printf("%-44s %10.3f %12.2f %7.1f MiB  (exit %d)\n",
+                "tshark -T fields -e infiniband.bth.psn", ts.seconds, gb / ts.seconds,
+                static_cast<double>(ts.max_rss_kib) / 1024, ts.status);
+  std::printf("\nrdmapcap / libpcap loop: %.2fx the time\n", rp.seconds / t_pcap);
+  if (tshark)
+    std::printf("tshark / rdmapcap: %.1fx faster (%.1fx without ICRC checks)\n",
+                ts.seconds / rp.seconds, ts.seconds / rn.seconds);
+  std::printf("(%llu packets read, %llu bytes)\n", static_cast<unsigned long long>(n),
+              static_cast<unsigned long long>(sum));
+  if (!keep) std::filesystem::remove(file);
+  return rp.status == 0 ? 0 : 1;
+}

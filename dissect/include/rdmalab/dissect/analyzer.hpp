@@ -1,0 +1,151 @@
+// The per-conversation analyser: requester and responder state machines
+// rebuilt from what a capture saw on the wire (IBTA vol. 1, 9.7).
+//
+// Feed it PacketRecords in frame order; it appends Events to each record and
+// keeps, per conversation, counters for the summary. finish() adds the
+// end-of-capture conclusions (requests never acknowledged, retries exhausted).
+// Events are attached to the frame they concern, so a consumer that needs
+// them later (a Wireshark plugin dissecting frame N again) can store
+// record.events keyed by record.frame.
+//
+// Vocabulary. A *channel* is one PSN space: a requester QP sending requests
+// to a responder QP, and the responses (ACK, NAK, READ responses, atomic
+// ACKs) coming back. A *conversation* is a pair of QPs, (address, QPN) at
+// each end; it holds one channel per direction that carries requests.
+//
+// Pairing rule. RC requests name only the destination QP, so a request seen
+// as S -> D to QP X belongs to the channel "(S, ?) -> (D, X)"; a response
+// seen as D -> S to QP Y belongs to the channel "(S, Y) -> (D, ?)". The two
+// halves are joined when the first response of a half arrives: among the
+// request halves from S to D not yet joined, the one whose outstanding PSN
+// window holds the response PSN (responses carry request PSNs); with one QP
+// pair between two addresses there is one candidate. Requests and responses
+// travelling in the same direction (rc_pingpong: SENDs of one QP, ACKs for
+// the other) are different halves and never share a PSN space. The UDP
+// source port is flow entropy and is never used.
+//
+// Memory is bounded by the number of live conversations: each channel keeps
+// at most Options::max_outstanding unacknowledged packets and a few dozen
+// missing-PSN ranges, whatever the capture length.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "rdmalab/dissect/record.hpp"
+#include "rdmalab/wire/frame.hpp"
+
+namespace rdmalab::dissect {
+
+/// One end of a conversation: an address and a QP number (unknown until a
+/// packet addressed to that QP is seen).
+struct Endpoint {
+  wire::IpAddress addr;
+  std::uint32_t qpn = 0;
+  bool qpn_known = false;
+};
+
+/// Statistics of one PSN space (requester -> responder).
+struct ChannelSummary {
+  Endpoint requester;
+  Endpoint responder;
+  std::uint64_t request_packets = 0;
+  std::uint64_t response_packets = 0;
+  /// Completed request messages (first transmissions) by operation.
+  std::uint64_t sends = 0, writes = 0, reads = 0, compare_swaps = 0, fetch_adds = 0;
+  /// Payload bytes on the wire (requests and READ responses, resends included)
+  /// and the part carried by first transmissions.
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t unique_payload_bytes = 0;
+  /// Largest payload of a First/Middle packet = the path MTU; when no
+  /// message spanned several packets, only a lower bound (largest payload).
+  std::uint32_t path_mtu = 0;
+  bool path_mtu_exact = false;
+  std::uint64_t retransmitted_packets = 0;
+  std::uint64_t psn_gaps = 0;
+  std::uint64_t late_arrivals = 0;
+  std::array<std::uint64_t, 5> naks{};  // by NAK code 0..4
+  std::uint64_t rnr_naks = 0;
+  std::uint64_t acks = 0;
+  std::uint64_t duplicate_acks = 0;
+  std::uint64_t go_back_n = 0;
+  std::uint64_t timeouts = 0;
+  /// Largest number of consecutive timeout retries of one PSN.
+  std::uint32_t max_retries = 0;
+  bool retry_exhausted = false;
+  /// Median silence before a timeout resend, and the `timeout` it suggests.
+  std::int64_t timeout_gap_ns = -1;
+  std::optional<unsigned> timeout_exponent;
+  /// Measured RNR waits (median) and the last advertised timer code.
+  std::int64_t rnr_wait_ns = -1;
+  std::uint64_t cnps = 0;
+  std::uint64_t icrc_errors = 0;
+  /// ACK round trip (request packet -> its ACK, first transmissions only).
+  std::uint64_t rtt_samples = 0;
+  std::int64_t rtt_min_ns = -1, rtt_median_ns = -1, rtt_max_ns = -1;
+  std::int64_t first_ns = 0, last_ns = 0;
+  /// Unique payload bytes per second between the first and last packet.
+  double goodput_bps = 0;
+};
+
+struct ConversationSummary {
+  std::uint32_t id = 0;  // 1-based, in order of first packet
+  Endpoint a, b;         // a sent the first packet
+  std::uint64_t packets = 0;
+  std::int64_t first_ns = 0, last_ns = 0;
+  std::vector<ChannelSummary> channels;
+};
+
+/// Whole-capture counters.
+struct CaptureStats {
+  std::uint64_t frames = 0;
+  std::uint64_t roce = 0;
+  std::uint64_t roce_v1 = 0;
+  std::uint64_t other = 0;  // not RoCE: counted and skipped
+  std::uint64_t malformed = 0;
+  std::uint64_t snap_truncated = 0;
+  std::uint64_t unknown_opcode = 0;
+  std::uint64_t icrc_errors = 0;
+  std::uint64_t datagrams = 0;  // UD packets (not followed)
+  std::uint64_t untracked = 0;  // packets of PSN spaces beyond max_channels
+  std::uint64_t bytes = 0;      // captured bytes
+  std::int64_t first_ns = 0, last_ns = 0;
+};
+
+struct AnalyzerOptions {
+  /// Unacknowledged packets remembered per channel (oldest forgotten first).
+  std::size_t max_outstanding = 4096;
+  /// PSN spaces followed at once; packets of further ones are only counted
+  /// (CaptureStats::untracked), so random QP numbers cannot exhaust memory.
+  std::size_t max_channels = 65536;
+};
+
+class Analyzer {
+ public:
+  explicit Analyzer(AnalyzerOptions options = {});
+  ~Analyzer();
+  Analyzer(Analyzer&&) noexcept;
+  Analyzer& operator=(Analyzer&&) noexcept;
+  Analyzer(const Analyzer&) = delete;
+  Analyzer& operator=(const Analyzer&) = delete;
+
+  /// Analyses one packet (frames must come in capture order): sets
+  /// rec.conversation and appends events to rec.events.
+  void feed(PacketRecord& rec);
+  /// End-of-capture events (each names the frame it concerns). Call once.
+  [[nodiscard]] std::vector<Event> finish();
+
+  [[nodiscard]] const CaptureStats& stats() const noexcept;
+  [[nodiscard]] std::vector<ConversationSummary> summaries() const;
+  /// The endpoints of a conversation (1-based id); nullopt when unknown.
+  [[nodiscard]] std::optional<std::pair<Endpoint, Endpoint>> endpoints(std::uint32_t id) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rdmalab::dissect

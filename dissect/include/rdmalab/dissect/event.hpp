@@ -1,0 +1,82 @@
+// Analysis events: what the analyser concluded about a packet.
+//
+// An Event is a small value (no strings, no allocation): a type, the frame it
+// is attached to, the frames it relates to, PSNs and a measured time. Its
+// one-line explanation is produced on demand by describe(), in the current
+// language, so analysing a million packets formats nothing that is not shown.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "rdmalab/i18n/i18n.hpp"
+
+namespace rdmalab::dissect {
+
+/// What kind of thing happened. The JSON name of each type is event_name().
+enum class EventType : std::uint8_t {
+  // Matching: a response paired with what it answers.
+  AckMatched,     // an ACK acknowledges PSNs psn_begin..psn (coalesced: count messages)
+  ReadMatched,    // the last READ response packet of the READ request in related_frame
+  AtomicMatched,  // an ATOMIC ACK for the CmpSwap/FetchAdd in related_frame (value = original)
+  // Loss and recovery.
+  PsnGap,          // requests skipped PSNs psn_begin..psn-1 on the wire
+  LateArrival,     // first arrival of a PSN older than the newest seen (reordering)
+  NakSequence,     // NAK PSN sequence error: the responder expected PSN psn
+  RnrNak,          // RNR NAK: receiver not ready, timer code in `code`
+  NakFatal,        // NAK invalid request / remote access / remote operational (code)
+  GoBackN,         // first resend after a NAK (related_frame), `delta_ns` after it
+  RnrRetry,        // first resend after an RNR NAK, `delta_ns` after it (timer in `code`)
+  Timeout,         // resend with no NAK after `delta_ns` of silence: timeout `code`, retry `count`
+  Retransmission,  // this packet resends PSN psn first sent in related_frame
+  DuplicateRequest,   // a resent PSN the responder had already acknowledged
+  DuplicateAck,       // an ACK repeating the previous ACK (same PSN and MSN)
+  UnmatchedResponse,  // a response to requests the capture does not hold
+  RetryExhausted,     // end of capture: still unacknowledged after `count` timeout retries
+  Unacknowledged,     // end of capture: requests from psn_begin never acknowledged
+  Cnp,                // RoCEv2 congestion notification packet
+  EcnMarked,          // the IP ECN field says Congestion Experienced
+  // Connection set-up (rdma_cm): CM MADs on QP 1.
+  CmHandshake,  // a CM REQ/REP/RTU/... (code = attribute ID's low byte)
+  CmLinked,     // first request of a connection a CM handshake announced
+  // Packet-level problems.
+  LengthMismatch,  // a message's payload differs from its RETH DMA length (value = bytes)
+  IcrcMismatch,    // the ICRC does not match the packet
+  Malformed,       // the packet could not be decoded (see the record's error)
+  UnknownOpcode,   // BTH opcode not in the table
+};
+
+enum class Severity : std::uint8_t { Info, Notice, Warning, Error };
+
+/// Why a retransmission happened.
+enum class Cause : std::uint8_t { None, Nak, Rnr, Timeout };
+
+struct Event {
+  EventType type = EventType::AckMatched;
+  std::uint64_t frame = 0;          // the frame this event is attached to
+  std::uint64_t related_frame = 0;  // 0 when none: original, request, NAK ...
+  std::uint32_t psn = 0;
+  std::uint32_t psn_begin = 0;  // first PSN of a range (ranges end at psn)
+  std::int64_t delta_ns = -1;   // measured interval (RTT, gap, wait); -1 unknown
+  std::uint32_t count = 0;      // messages, packets or retries
+  std::uint8_t code = 0;        // timeout exponent, NAK code, RNR timer code
+  Cause cause = Cause::None;    // for Retransmission
+  std::uint64_t value = 0;      // atomic original value, bytes ...
+};
+
+[[nodiscard]] Severity severity(EventType t) noexcept;
+/// Stable snake_case name used in JSON ("go_back_n", "timeout", ...).
+[[nodiscard]] std::string_view event_name(EventType t) noexcept;
+/// Stable name of a severity ("info", "notice", "warning", "error").
+[[nodiscard]] std::string_view severity_name(Severity s) noexcept;
+/// The severity as shown to people ("warning", "警告"), in the current language.
+[[nodiscard]] std::string severity_label(Severity s);
+/// One-line explanation in the current language.
+[[nodiscard]] std::string describe(const Event& e);
+
+/// The dissect module's messages, for the catalog parity test.
+[[nodiscard]] std::span<const i18n::Message> catalog() noexcept;
+
+}  // namespace rdmalab::dissect

@@ -1,0 +1,57 @@
+// One captured frame, decoded: the unit the analyser and the renderers work on.
+//
+// decode_record() turns captured bytes into a PacketRecord with
+// wire::decode_frame, checks the ICRC, and clears the events. It performs no
+// I/O and does not allocate once the record's event vector has grown to its
+// working size, so a caller reading a capture reuses one record per packet.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "rdmalab/dissect/cm.hpp"
+#include "rdmalab/dissect/event.hpp"
+#include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/icrc.hpp"
+#include "rdmalab/wire/opcode.hpp"
+
+namespace rdmalab::dissect {
+
+struct PacketRecord {
+  std::uint64_t frame = 0;   // 1-based, as Wireshark numbers frames
+  std::int64_t time_ns = 0;  // since the epoch
+  std::size_t captured_length = 0;
+  std::size_t original_length = 0;
+  /// The decoded frame. Its payload spans point into the captured bytes and
+  /// are valid only as long as those bytes are.
+  wire::Frame decoded;
+  /// The opcode's table row; nullptr when not RoCE or the opcode is unknown.
+  const wire::OpcodeInfo* op = nullptr;
+  /// ICRC verdict; empty when it could not be checked (snap length, malformed).
+  std::optional<wire::IcrcCheck> icrc;
+  /// A Connection Manager MAD (UD packet to QP 1), when this is one.
+  std::optional<CmMad> cm;
+  /// The conversation the analyser put this packet in (1-based), 0 for none.
+  std::uint32_t conversation = 0;
+  /// Events found for this packet: by decode_record (ICRC, malformed) and by
+  /// Analyzer::feed.
+  std::vector<Event> events;
+
+  [[nodiscard]] bool is_roce() const noexcept { return decoded.is_roce(); }
+  /// True when the BTH was decoded (the packet has a PSN, opcode, QPN).
+  [[nodiscard]] bool has_bth() const noexcept;
+  /// The frame could not be decoded: a length, version or header that does
+  /// not fit (snap-length truncation and unknown opcodes are not malformed).
+  [[nodiscard]] bool malformed() const noexcept;
+};
+
+/// Decodes one frame into `rec` (events cleared, then the packet-level ones
+/// added). Never throws on any bytes. The ICRC, a CRC-32 over the whole
+/// packet, is most of the cost on full-payload captures: `check_icrc = false`
+/// skips it (rec.icrc stays empty).
+void decode_record(wire::Bytes captured, std::size_t original_length, wire::LinkType link,
+                   std::uint64_t frame, std::int64_t time_ns, PacketRecord& rec,
+                   bool check_icrc = true);
+
+}  // namespace rdmalab::dissect

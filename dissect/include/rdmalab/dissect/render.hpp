@@ -1,0 +1,92 @@
+// Turning records, events and summaries into text for people and JSON for
+// programs. Everything appends to a caller-owned std::string (no I/O), so
+// the CLI reuses one buffer and the tests compare strings.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdmalab/dissect/analyzer.hpp"
+#include "rdmalab/dissect/record.hpp"
+
+namespace rdmalab::dissect {
+
+/// "10.99.0.2 QP 0x000011" (or "10.99.0.2 QP ?" when the QPN is unknown).
+[[nodiscard]] std::string endpoint_string(const Endpoint& e);
+
+/// The full, explained decode of one packet: one block, header by header,
+/// each field named and explained, ICRC verdict, then the events.
+/// `start_ns` is the time of the first frame (times are shown relative).
+void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::string& out);
+
+/// One JSON object (one line, '\n'-terminated) for a RoCE packet: frame,
+/// time, src, dst, opcode, opname, dqpn, psn, ackreq, se, pkey, payload_len,
+/// the extension headers present, icrc{value,ok} and events.
+void render_packet_json(const PacketRecord& rec, std::string& out);
+
+/// The summary of every conversation, as text.
+void render_summary_text(const CaptureStats& stats, std::span<const ConversationSummary> convs,
+                         std::string& out);
+/// The same as one JSON document.
+void render_summary_json(const CaptureStats& stats, std::span<const ConversationSummary> convs,
+                         std::string& out);
+
+/// Writes a JSON string literal (quotes and escapes included).
+void append_json_string(std::string_view s, std::string& out);
+
+/// The ladder (time-sequence) diagram of one conversation.
+struct LadderOptions {
+  bool color = false;     // ANSI colours for the terminal
+  std::size_t width = 0;  // columns between the two lifelines (0: default 44)
+};
+
+class LadderText {
+ public:
+  LadderText(const Endpoint& left, const Endpoint& right, std::int64_t start_ns,
+             LadderOptions options);
+  /// The header lines (endpoint names, lifelines).
+  void header(std::string& out) const;
+  /// One row per packet of the conversation, with its events beside it.
+  void row(const PacketRecord& rec, std::string& out) const;
+  /// A row for an end-of-capture event.
+  void note(const Event& e, std::string& out) const;
+
+ private:
+  Endpoint left_, right_;
+  std::int64_t start_ns_;
+  LadderOptions opt_;
+};
+
+/// The same diagram as an SVG picture. Rows are kept (at most `max_rows`),
+/// then written by svg().
+class LadderSvg {
+ public:
+  LadderSvg(const Endpoint& left, const Endpoint& right, std::int64_t start_ns,
+            std::size_t max_rows = 2000);
+  void row(const PacketRecord& rec);
+  void note(const Event& e);
+  [[nodiscard]] std::string svg() const;
+  [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
+
+ private:
+  struct Row {
+    std::int64_t time_ns;
+    bool left_to_right;
+    bool is_note;
+    std::string label;
+    std::string notes;
+    Severity sev;
+  };
+  Endpoint left_, right_;
+  std::int64_t start_ns_;
+  std::size_t max_rows_;
+  std::size_t dropped_ = 0;
+  std::vector<Row> rows_;
+};
+
+/// Short label of a packet for diagrams: "WRITE First PSN 0x000100",
+/// "ACK PSN 0x000103 MSN 1", "NAK seq PSN 0x000109".
+[[nodiscard]] std::string short_label(const PacketRecord& rec);
+
+}  // namespace rdmalab::dissect

@@ -1,0 +1,985 @@
+// The analyser's state machines. References are to IBTA vol. 1:
+//   9.7.1   PSN ordering (24-bit wrap, the half-space rule)
+//   9.7.4   responder: expected PSN, duplicates re-ACKed, NAK on a PSN gap
+//   9.7.5   requester: ACK coalescing (an ACK acknowledges every older PSN),
+//           NAK/RNR NAK handling, go-back-N from the NAKed PSN
+//   9.7.6   the local ACK timeout and retry counter
+// The analyser sees the wire from a capture point, not the QPs' memory: it
+// rebuilds "what the requester has sent" and "what the responder has
+// acknowledged" from packets, and infers losses from PSN gaps.
+#include "rdmalab/dissect/analyzer.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "rdmalab/dissect/cm.hpp"
+#include "rdmalab/wire/psn.hpp"
+#include "rdmalab/wire/timers.hpp"
+
+namespace rdmalab::dissect {
+namespace {
+
+using wire::IpAddress;
+using wire::Operation;
+using wire::Position;
+using wire::psn_add;
+using wire::psn_before;
+using wire::psn_before_eq;
+using wire::psn_diff;
+
+constexpr std::size_t kMaxMissing = 64;     // missing-PSN ranges remembered per channel
+constexpr std::size_t kMaxSamples = 65536;  // RTT samples kept (reservoir beyond)
+constexpr std::size_t kMaxGaps = 1024;      // timeout / RNR waits kept
+
+struct HalfKey {
+  IpAddress src, dst;
+  std::uint32_t qpn = 0;
+  bool response = false;
+  friend bool operator==(const HalfKey&, const HalfKey&) = default;
+};
+
+struct HalfKeyHash {
+  std::size_t operator()(const HalfKey& k) const noexcept {
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+    auto mix = [&h](std::uint8_t b) { h = (h ^ b) * 1099511628211ULL; };
+    for (auto b : k.src.bytes) mix(b);
+    for (auto b : k.dst.bytes) mix(b);
+    for (int i = 0; i < 3; ++i) mix(static_cast<std::uint8_t>(k.qpn >> (8 * i)));
+    mix(k.response ? 1 : 0);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+/// A request packet not yet acknowledged.
+struct Outstanding {
+  std::uint32_t psn = 0;
+  std::uint32_t npsn = 1;  // PSNs it uses (a READ: one per response packet; 0 = not yet known)
+  std::uint64_t frame = 0;
+  std::int64_t time_ns = 0;
+  Operation op = Operation::Send;
+  Position pos = Position::Only;
+  bool retransmitted = false;
+  std::uint32_t read_len = 0;
+
+  [[nodiscard]] std::uint32_t last_psn() const noexcept {
+    return psn_add(psn, static_cast<std::int64_t>(std::max<std::uint32_t>(npsn, 1)) - 1);
+  }
+  [[nodiscard]] bool holds(std::uint32_t p) const noexcept {
+    return psn_before_eq(psn, p) && psn_before_eq(p, last_psn());
+  }
+};
+
+struct Range {
+  std::uint32_t begin = 0, end = 0;  // [begin, end)
+  bool naked = false;                // a NAK asked for a PSN in it
+};
+
+struct PendingNak {
+  bool rnr = false;
+  std::uint32_t psn = 0;
+  std::uint64_t frame = 0;
+  std::int64_t time_ns = 0;
+  std::uint8_t code = 0;
+};
+
+/// Keeps at most kMax samples; beyond that a reservoir (uniform sample).
+template <std::size_t kMax>
+struct Samples {
+  std::vector<std::int64_t> v;
+  std::uint64_t seen = 0;
+  std::uint64_t rng = 0x9E3779B97F4A7C15ULL;
+  void add(std::int64_t x) {
+    ++seen;
+    if (v.size() < kMax) {
+      v.push_back(x);
+      return;
+    }
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    const std::uint64_t j = (rng >> 11) % seen;
+    if (j < kMax) v[static_cast<std::size_t>(j)] = x;
+  }
+  [[nodiscard]] std::int64_t median() const {
+    if (v.empty()) return -1;
+    std::vector<std::int64_t> c = v;
+    const auto mid = c.begin() + static_cast<std::ptrdiff_t>(c.size() / 2);
+    std::nth_element(c.begin(), mid, c.end());
+    return *mid;
+  }
+};
+
+/// What a CM handshake announced for one direction of a connection.
+struct CmPlan {
+  std::uint64_t frame = 0;  // the REQ or REP that announced it
+  std::uint32_t requester_qpn = 0;
+  std::uint32_t starting_psn = 0;
+};
+
+struct Channel {
+  std::uint32_t conv = 0;
+  IpAddress req_addr, rsp_addr;
+  std::optional<std::uint32_t> req_qpn, rsp_qpn;
+  bool has_req_half = false, has_rsp_half = false;
+  bool unreliable = false;  // UC: no ACKs, nothing is ever acknowledged
+
+  // Requester, as seen on the wire.
+  bool started = false;
+  std::uint32_t next_psn = 0;    // one past the newest PSN sent
+  std::uint32_t lowest_psn = 0;  // the oldest PSN the capture holds
+  bool last_read_unknown = false;
+  std::int64_t last_req_ns = 0;
+  std::uint64_t last_req_frame = 0;
+  bool last_req_was_timeout_retry = false;
+  std::deque<Outstanding> out;
+  std::deque<Outstanding> sent;  // recent first transmissions, acknowledged or not
+  std::vector<Range> missing;
+
+  // Message reassembly of first transmissions.
+  bool in_msg = false;
+  bool msg_clean = true;
+  std::uint64_t msg_bytes = 0;
+  std::optional<std::uint32_t> msg_dma;
+
+  // The current retransmission round and the chain of timeout retries.
+  bool round_active = false;
+  std::uint32_t round_last_psn = 0;
+  Cause round_cause = Cause::None;
+  bool chain_active = false;
+  std::uint32_t chain_psn = 0;
+  std::uint32_t chain_count = 0;
+  std::optional<PendingNak> pending;
+
+  // Responder, as seen on the wire.
+  bool ack_seen = false;
+  std::uint32_t last_ack_psn = 0, last_ack_msn = 0;
+  std::uint64_t last_ack_frame = 0;
+  bool acked_valid = false;
+  std::uint32_t acked_psn = 0;
+  bool unmatched_reported = false;
+  std::int64_t last_rsp_ns = 0;
+
+  std::optional<CmPlan> cm;
+
+  ChannelSummary s;
+  Samples<kMaxSamples> rtt;
+  Samples<kMaxGaps> timeout_gaps;
+  Samples<kMaxGaps> rnr_waits;
+};
+
+/// A REQ waiting for its REP.
+struct CmRequest {
+  std::uint64_t frame = 0;
+  IpAddress from, to;
+  std::uint32_t comm_id = 0;
+  std::uint32_t qpn = 0;
+  std::uint32_t psn = 0;
+};
+
+struct Conversation {
+  std::uint32_t id = 0;
+  Endpoint a, b;
+  std::uint64_t packets = 0;
+  std::int64_t first_ns = 0, last_ns = 0;
+  std::vector<std::size_t> channels;
+};
+
+bool endpoint_matches(const Endpoint& e, const IpAddress& addr, std::optional<std::uint32_t> qpn) {
+  if (!(e.addr == addr)) return false;
+  return !e.qpn_known || !qpn || e.qpn == *qpn;
+}
+
+bool exact(const Endpoint& e, const IpAddress& addr, std::optional<std::uint32_t> qpn) {
+  return e.addr == addr && e.qpn_known && qpn && e.qpn == *qpn;
+}
+
+void learn(Endpoint& e, std::optional<std::uint32_t> qpn) {
+  if (!e.qpn_known && qpn) {
+    e.qpn = *qpn;
+    e.qpn_known = true;
+  }
+}
+
+Endpoint make_endpoint(const IpAddress& a, std::optional<std::uint32_t> qpn) {
+  return Endpoint{a, qpn.value_or(0), qpn.has_value()};
+}
+
+bool is_message_end(Position p) {
+  return p == Position::Last || p == Position::Only;
+}
+
+}  // namespace
+
+struct Analyzer::Impl {
+  AnalyzerOptions opt;
+  CaptureStats stats;
+  std::vector<std::unique_ptr<Channel>> channels;
+  std::unordered_map<HalfKey, std::size_t, HalfKeyHash> halves;
+  struct Cached {
+    bool valid = false;
+    HalfKey key;
+    std::size_t idx = 0;
+  };
+  std::array<Cached, 2> last;
+  std::vector<Conversation> convs;
+  std::map<std::pair<IpAddress, IpAddress>, std::vector<std::uint32_t>> convs_by_addr;
+  std::deque<CmRequest> cm_requests;  // REQs without a REP yet (bounded)
+
+  // ---- channels and conversations -------------------------------------
+
+  static bool in_window(const Channel& c, std::uint32_t psn) {
+    if (!c.started) return false;
+    const std::int32_t d = psn_diff(c.next_psn, psn);  // how far next is ahead of psn
+    return d > 0 && d <= (1 << 22);
+  }
+
+  static constexpr std::size_t kNone = ~std::size_t{0};
+
+  /// The channel a packet belongs to (created if new), or kNone beyond
+  /// max_channels.
+  std::size_t channel_for(const IpAddress& src, const IpAddress& dst, std::uint32_t qpn,
+                          bool response, std::uint32_t psn) {
+    const HalfKey key{src, dst, qpn, response};
+    // Packets come in runs of the same half: a one-entry cache per role
+    // saves most hash lookups.
+    Cached& cache = last[response ? 1 : 0];
+    if (cache.valid && cache.key == key) return cache.idx;
+    if (auto it = halves.find(key); it != halves.end()) {
+      cache = Cached{true, key, it->second};
+      return it->second;
+    }
+
+    std::size_t found = channels.size();
+    if (!response) {
+      // A request half (src -> dst, QP qpn at dst): join a channel that so
+      // far only has responses from dst to src.
+      for (std::size_t i = channels.size(); i-- > 0;) {
+        const Channel& c = *channels[i];
+        if (c.has_rsp_half && !c.has_req_half && c.req_addr == src && c.rsp_addr == dst) {
+          found = i;
+          break;
+        }
+      }
+    } else {
+      // A response half (src = responder -> dst = requester, QP qpn at the
+      // requester): join the request half whose PSN window holds this PSN.
+      std::size_t any = channels.size();
+      for (std::size_t i = channels.size(); i-- > 0;) {
+        const Channel& c = *channels[i];
+        if (!c.has_req_half || c.has_rsp_half || !(c.req_addr == dst) || !(c.rsp_addr == src))
+          continue;
+        if (any == channels.size()) any = i;
+        if (in_window(c, psn)) {
+          found = i;
+          break;
+        }
+      }
+      if (found == channels.size()) found = any;
+    }
+    if (found == channels.size()) {
+      if (channels.size() >= opt.max_channels) return kNone;
+      auto c = std::make_unique<Channel>();
+      c->req_addr = response ? dst : src;
+      c->rsp_addr = response ? src : dst;
+      channels.push_back(std::move(c));
+    }
+    Channel& c = *channels[found];
+    if (response) {
+      c.has_rsp_half = true;
+      c.req_qpn = qpn;
+    } else {
+      c.has_req_half = true;
+      c.rsp_qpn = qpn;
+    }
+    halves.emplace(key, found);
+    attach(found);
+    return found;
+  }
+
+  /// Puts a channel into its conversation (creating it) and teaches the
+  /// conversation the QPNs the channel has learnt.
+  void attach(std::size_t idx) {
+    Channel& c = *channels[idx];
+    if (c.conv != 0) {
+      Conversation& v = convs[c.conv - 1];
+      for (Endpoint* e : {&v.a, &v.b}) {
+        if (e->addr == c.req_addr && !(e->addr == c.rsp_addr && e->qpn_known)) learn(*e, c.req_qpn);
+        if (e->addr == c.rsp_addr && !(e->addr == c.req_addr && e->qpn_known)) learn(*e, c.rsp_qpn);
+      }
+      return;
+    }
+    const auto addr_key = std::minmax(c.req_addr, c.rsp_addr);
+    auto& list = convs_by_addr[{addr_key.first, addr_key.second}];
+    for (std::uint32_t id : list) {
+      Conversation& v = convs[id - 1];
+      for (int swap = 0; swap < 2; ++swap) {
+        Endpoint& r = swap ? v.b : v.a;  // the requester's end
+        Endpoint& d = swap ? v.a : v.b;  // the responder's end
+        const bool one_exact = exact(r, c.req_addr, c.req_qpn) || exact(d, c.rsp_addr, c.rsp_qpn);
+        if (one_exact && endpoint_matches(r, c.req_addr, c.req_qpn) &&
+            endpoint_matches(d, c.rsp_addr, c.rsp_qpn)) {
+          learn(r, c.req_qpn);
+          learn(d, c.rsp_qpn);
+          c.conv = id;
+          v.channels.push_back(idx);
+          return;
+        }
+      }
+    }
+    Conversation v;
+    v.id = static_cast<std::uint32_t>(convs.size() + 1);
+    // a = the end that sent the first packet.
+    const bool first_is_request = c.has_req_half;
+    const Endpoint req = make_endpoint(c.req_addr, c.req_qpn);
+    const Endpoint rsp = make_endpoint(c.rsp_addr, c.rsp_qpn);
+    v.a = first_is_request ? req : rsp;
+    v.b = first_is_request ? rsp : req;
+    v.channels.push_back(idx);
+    c.conv = v.id;
+    list.push_back(v.id);
+    convs.push_back(std::move(v));
+  }
+
+  // ---- requester side ---------------------------------------------------
+
+  /// Removes psn from the missing ranges; returns whether it was missing and
+  /// whether a NAK had asked for it (`naked`).
+  bool take_missing(Channel& c, std::uint32_t psn, bool& naked) {
+    for (std::size_t i = 0; i < c.missing.size(); ++i) {
+      Range& r = c.missing[i];
+      if (!(psn_before_eq(r.begin, psn) && psn_before(psn, r.end))) continue;
+      naked = r.naked;
+      const Range right{psn_add(psn, 1), r.end, r.naked};
+      r.end = psn;
+      if (r.begin == r.end) c.missing.erase(c.missing.begin() + static_cast<std::ptrdiff_t>(i));
+      if (right.begin != right.end && c.missing.size() < kMaxMissing) c.missing.push_back(right);
+      return true;
+    }
+    return false;
+  }
+
+  void add_missing(Channel& c, std::uint32_t begin, std::uint32_t end) {
+    if (begin == end) return;
+    if (c.missing.size() >= kMaxMissing) c.missing.erase(c.missing.begin());
+    c.missing.push_back(Range{begin, end, false});
+  }
+
+  void push_outstanding(Channel& c, const Outstanding& o) {
+    if (c.out.size() >= opt.max_outstanding) c.out.pop_front();
+    c.out.push_back(o);
+    // The history of first transmissions outlives acknowledgement: a resend
+    // of an acknowledged PSN (lost ACK) still names its original frame.
+    if (c.sent.size() >= opt.max_outstanding) c.sent.pop_front();
+    c.sent.push_back(o);
+  }
+
+  void count_message(Channel& c, Operation op) {
+    switch (op) {
+      case Operation::Send: ++c.s.sends; break;
+      case Operation::Write: ++c.s.writes; break;
+      case Operation::ReadRequest: ++c.s.reads; break;
+      case Operation::CompareSwap: ++c.s.compare_swaps; break;
+      case Operation::FetchAdd: ++c.s.fetch_adds; break;
+      default: break;
+    }
+  }
+
+  void reassemble(Channel& c, PacketRecord& rec, const wire::IbPacket& ib) {
+    const wire::OpcodeInfo& op = *rec.op;
+    const std::uint64_t len = ib.payload_length;
+    switch (op.position) {
+      case Position::First:
+        c.in_msg = true;
+        c.msg_clean = true;
+        c.msg_bytes = len;
+        c.msg_dma = ib.reth ? std::optional(ib.reth->dma_len) : std::nullopt;
+        return;
+      case Position::Middle:
+        if (c.in_msg)
+          c.msg_bytes += len;
+        else
+          c.msg_clean = false;
+        return;
+      case Position::Last:
+        if (!c.in_msg) c.msg_clean = false;
+        c.msg_bytes += len;
+        break;
+      case Position::Only:
+        c.msg_clean = true;
+        c.msg_bytes = len;
+        c.msg_dma = (ib.reth && op.operation == Operation::Write) ? std::optional(ib.reth->dma_len)
+                                                                  : std::nullopt;
+        break;
+    }
+    // A complete message: check the RETH DMA length against what was carried
+    // (IBTA 9.4.3: the payloads of a WRITE must add up to the DMA length).
+    count_message(c, op.operation);
+    if (op.operation == Operation::Write && c.msg_clean && c.msg_dma && *c.msg_dma != c.msg_bytes) {
+      Event e{EventType::LengthMismatch, rec.frame};
+      e.psn = ib.bth.psn;
+      e.value = c.msg_bytes;
+      e.count = *c.msg_dma;
+      rec.events.push_back(e);
+    }
+    c.in_msg = false;
+    c.msg_dma.reset();
+  }
+
+  void on_request(Channel& c, PacketRecord& rec) {
+    const wire::IbPacket& ib = *rec.decoded.ib;
+    const wire::OpcodeInfo& op = *rec.op;
+    const std::uint32_t psn = ib.bth.psn;
+    const std::int64_t t = rec.time_ns;
+    ++c.s.request_packets;
+    c.s.payload_bytes += ib.payload_length;
+    track_mtu(c, op.position, ib.payload_length);
+
+    std::uint32_t npsn = 1;
+    std::uint32_t read_len = 0;
+    if (op.operation == Operation::ReadRequest && ib.reth) {
+      // A READ request uses one PSN per response packet it will receive
+      // (9.7.1.1): ceil(length / path MTU), at least one.
+      read_len = ib.reth->dma_len;
+      if (read_len == 0)
+        npsn = 1;
+      else if (c.s.path_mtu_exact && c.s.path_mtu > 0)
+        npsn =
+            static_cast<std::uint32_t>((std::uint64_t{read_len} + c.s.path_mtu - 1) / c.s.path_mtu);
+      else if (read_len <= 256)
+        npsn = 1;  // below the smallest path MTU
+      else
+        npsn = 0;  // known once its responses are seen
+    }
+
+    enum class Kind { New, Late, Resend } kind = Kind::New;
+    if (!c.started) {
+      c.started = true;
+      c.lowest_psn = psn;
+      if (c.cm) {
+        Event e{EventType::CmLinked, rec.frame, c.cm->frame, c.cm->starting_psn};
+        e.value = psn;
+        rec.events.push_back(e);
+      }
+    } else {
+      const std::int32_t d = psn_diff(psn, c.next_psn);
+      if (d > 0 && !(c.last_read_unknown && d < (1 << 16))) {
+        Event e{EventType::PsnGap, rec.frame};
+        e.psn_begin = c.next_psn;
+        e.psn = psn_add(psn, -1);
+        e.count = static_cast<std::uint32_t>(d);
+        rec.events.push_back(e);
+        ++c.s.psn_gaps;
+        add_missing(c, c.next_psn, psn);
+        c.msg_clean = false;
+      } else if (d < 0) {
+        bool naked = false;
+        if (take_missing(c, psn, naked)) {
+          kind = Kind::Late;
+          Event e{EventType::LateArrival, rec.frame};
+          e.psn = psn;
+          // No NAK asked for it and the requester is not recovering from
+          // one: the responder accepted the reordering (a NIC that tolerates
+          // out-of-order arrival, e.g. with adaptive routing).
+          e.code = (naked || c.pending || c.round_active) ? 0 : 1;
+          rec.events.push_back(e);
+          ++c.s.late_arrivals;
+        } else {
+          kind = Kind::Resend;
+        }
+      }
+    }
+
+    if (kind == Kind::Resend) {
+      resend(c, rec, psn);
+    } else {
+      if (kind == Kind::New) {
+        c.next_psn = psn_add(psn, std::max<std::uint32_t>(npsn, 1));
+        c.last_read_unknown = npsn == 0;
+        c.round_active = false;
+      }
+      if (psn_before(psn, c.lowest_psn)) c.lowest_psn = psn;
+      push_outstanding(
+          c, Outstanding{psn, npsn, rec.frame, t, op.operation, op.position, false, read_len});
+      c.s.unique_payload_bytes += ib.payload_length;
+      reassemble(c, rec, ib);
+      c.last_req_was_timeout_retry = false;
+    }
+    c.last_req_ns = t;
+    c.last_req_frame = rec.frame;
+  }
+
+  void resend(Channel& c, PacketRecord& rec, std::uint32_t psn) {
+    const std::int64_t t = rec.time_ns;
+    ++c.s.retransmitted_packets;
+    Event rx{EventType::Retransmission, rec.frame};
+    rx.psn = psn;
+    for (Outstanding& o : c.out)
+      if (o.holds(psn)) o.retransmitted = true;  // Karn: no RTT sample from it any more
+    for (auto it = c.sent.rbegin(); it != c.sent.rend(); ++it) {
+      if (it->holds(psn)) {
+        rx.related_frame = it->frame;
+        rx.delta_ns = t - it->time_ns;
+        break;
+      }
+    }
+    // A new round starts on the first resend, after a new NAK, or when the
+    // requester goes back again to a PSN it has already resent in this round.
+    const bool new_round =
+        !c.round_active || c.pending.has_value() || psn_before_eq(psn, c.round_last_psn);
+    bool timeout_retry = false;
+    if (new_round) {
+      if (c.pending && !c.pending->rnr) {
+        // 9.7.5.2.4: after a NAK-sequence-error the requester resends from
+        // the NAKed PSN (go-back-N).
+        Event e{EventType::GoBackN, rec.frame, c.pending->frame, psn};
+        e.delta_ns = t - c.pending->time_ns;
+        rec.events.push_back(e);
+        ++c.s.go_back_n;
+        c.round_cause = Cause::Nak;
+        c.chain_active = false;
+      } else if (c.pending) {
+        // 9.7.5.2.8: after an RNR NAK the requester waits the RNR timer.
+        Event e{EventType::RnrRetry, rec.frame, c.pending->frame, psn};
+        e.delta_ns = t - c.pending->time_ns;
+        e.code = c.pending->code;
+        rec.events.push_back(e);
+        c.rnr_waits.add(e.delta_ns);
+        c.round_cause = Cause::Rnr;
+        c.chain_active = false;
+      } else {
+        // No NAK: the local ACK timer expired (9.7.6.1.3). The silence since
+        // the requester's previous transmission measures the timer.
+        const std::int64_t gap = t - c.last_req_ns;
+        if (c.chain_active && c.chain_psn == psn) {
+          ++c.chain_count;
+        } else {
+          c.chain_active = true;
+          c.chain_psn = psn;
+          c.chain_count = 1;
+        }
+        Event e{EventType::Timeout, rec.frame, c.last_req_frame, psn};
+        e.delta_ns = gap;
+        e.count = c.chain_count;
+        e.code = static_cast<std::uint8_t>(
+            wire::ack_timeout_exponent(static_cast<double>(gap) * 1e-9).value_or(0));
+        rec.events.push_back(e);
+        ++c.s.timeouts;
+        c.s.max_retries = std::max(c.s.max_retries, c.chain_count);
+        c.timeout_gaps.add(gap);
+        c.round_cause = Cause::Timeout;
+        timeout_retry = true;
+      }
+      c.pending.reset();
+      c.round_active = true;
+    }
+    c.round_last_psn = psn;
+    rx.cause = c.round_cause;
+    rec.events.push_back(rx);
+    if (c.acked_valid && psn_before_eq(psn, c.acked_psn)) {
+      Event e{EventType::DuplicateRequest, rec.frame, 0, psn};
+      rec.events.push_back(e);
+    }
+    c.last_req_was_timeout_retry = timeout_retry || (c.last_req_was_timeout_retry && !new_round);
+  }
+
+  void track_mtu(Channel& c, Position pos, std::size_t len) {
+    const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(len, 1u << 16));
+    if (pos == Position::First || pos == Position::Middle) {
+      if (!c.s.path_mtu_exact || n > c.s.path_mtu) c.s.path_mtu = n;
+      c.s.path_mtu_exact = true;
+    } else if (!c.s.path_mtu_exact) {
+      c.s.path_mtu = std::max(c.s.path_mtu, n);
+    }
+  }
+
+  // ---- responder side -----------------------------------------------------
+
+  /// Everything up to `psn` is acknowledged (an ACK acknowledges all older
+  /// PSNs: ACK coalescing, 9.7.5.1.2). Returns the AckMatched event.
+  Event ack_through(Channel& c, const PacketRecord& rec, std::uint32_t psn, bool sample = true) {
+    Event e{EventType::AckMatched, rec.frame, 0, psn};
+    e.psn_begin = psn;
+    bool first = true;
+    for (auto it = c.out.begin(); it != c.out.end();) {
+      if (!psn_before_eq(it->last_psn(), psn)) {
+        ++it;
+        continue;
+      }
+      if (first || psn_before(it->psn, e.psn_begin)) {
+        e.psn_begin = it->psn;
+        e.related_frame = it->frame;
+        first = false;
+      }
+      if (is_message_end(it->pos)) ++e.count;
+      // Karn's rule: no sample while the requester is resending, since the
+      // ACK may answer a resend rather than the packet it names.
+      if (sample && !c.round_active && it->last_psn() == psn && !it->retransmitted) {
+        e.delta_ns = rec.time_ns - it->time_ns;
+      }
+      it = c.out.erase(it);
+    }
+    if (e.delta_ns >= 0) {
+      c.rtt.add(e.delta_ns);
+      ++c.s.rtt_samples;
+      if (c.s.rtt_min_ns < 0 || e.delta_ns < c.s.rtt_min_ns) c.s.rtt_min_ns = e.delta_ns;
+      c.s.rtt_max_ns = std::max(c.s.rtt_max_ns, e.delta_ns);
+    }
+    if (!c.acked_valid || psn_before(c.acked_psn, psn)) {
+      c.acked_psn = psn;
+      c.acked_valid = true;
+      c.chain_active = false;  // progress: the retry counter starts again
+      if (c.pending && psn_before_eq(c.pending->psn, psn)) c.pending.reset();
+    }
+    return e;
+  }
+
+  void unmatched(Channel& c, PacketRecord& rec) {
+    if (c.unmatched_reported) return;
+    c.unmatched_reported = true;
+    rec.events.push_back(
+        Event{EventType::UnmatchedResponse, rec.frame, 0, rec.decoded.ib->bth.psn});
+  }
+
+  void on_response(Channel& c, PacketRecord& rec) {
+    const wire::IbPacket& ib = *rec.decoded.ib;
+    const wire::OpcodeInfo& op = *rec.op;
+    const std::uint32_t psn = ib.bth.psn;
+    const std::int64_t t = rec.time_ns;
+    ++c.s.response_packets;
+    c.last_rsp_ns = t;
+    if (!c.started) unmatched(c, rec);
+
+    if (op.operation == Operation::ReadResponse) {
+      c.s.payload_bytes += ib.payload_length;
+      c.s.unique_payload_bytes += ib.payload_length;
+      track_mtu(c, op.position, ib.payload_length);
+      // The READ this packet answers: the newest READ at or before its PSN.
+      Outstanding* req = nullptr;
+      for (Outstanding& o : c.out)
+        if (o.op == Operation::ReadRequest && psn_before_eq(o.psn, psn) &&
+            (o.npsn == 0 || o.holds(psn)))
+          req = &o;
+      if (req == nullptr) {
+        if (c.started) unmatched(c, rec);
+        return;
+      }
+      if (is_message_end(op.position)) {
+        if (req->npsn == 0) req->npsn = static_cast<std::uint32_t>(psn_diff(psn, req->psn) + 1);
+        Event e{EventType::ReadMatched, rec.frame, req->frame, psn};
+        e.psn_begin = req->psn;
+        e.delta_ns = t - req->time_ns;
+        e.value = req->read_len;
+        rec.events.push_back(e);
+        // A READ response also acknowledges every older request (9.7.5.1.3).
+        Event ack = ack_through(c, rec, psn);
+        (void)ack;
+      }
+      return;
+    }
+    if (!ib.aeth) return;
+    const wire::Aeth& aeth = *ib.aeth;
+
+    if (op.operation == Operation::AtomicAcknowledge) {
+      Outstanding* req = nullptr;
+      for (Outstanding& o : c.out)
+        if (o.psn == psn && (o.op == Operation::FetchAdd || o.op == Operation::CompareSwap))
+          req = &o;
+      if (req == nullptr) {
+        if (c.started) unmatched(c, rec);
+      } else {
+        Event e{EventType::AtomicMatched, rec.frame, req->frame, psn};
+        e.delta_ns = t - req->time_ns;
+        e.value = ib.atomic_ack_eth ? ib.atomic_ack_eth->orig : 0;
+        e.code = req->op == Operation::CompareSwap ? 1 : 0;
+        rec.events.push_back(e);
+      }
+      ++c.s.acks;
+      (void)ack_through(c, rec, psn);
+      return;
+    }
+
+    switch (aeth.kind()) {
+      case wire::AckKind::Ack: {
+        ++c.s.acks;
+        if (c.ack_seen && psn == c.last_ack_psn && aeth.msn == c.last_ack_msn) {
+          rec.events.push_back(Event{EventType::DuplicateAck, rec.frame, c.last_ack_frame, psn});
+          ++c.s.duplicate_acks;
+          (void)ack_through(c, rec, psn);
+        } else {
+          rec.events.push_back(ack_through(c, rec, psn));
+        }
+        c.ack_seen = true;
+        c.last_ack_psn = psn;
+        c.last_ack_msn = aeth.msn;
+        c.last_ack_frame = rec.frame;
+        return;
+      }
+      case wire::AckKind::RnrNak: {
+        ++c.s.rnr_naks;
+        Event e{EventType::RnrNak, rec.frame, 0, psn};
+        e.code = aeth.value();
+        rec.events.push_back(e);
+        // An RNR NAK acknowledges everything before its PSN (9.7.5.2.8).
+        (void)ack_through(c, rec, psn_add(psn, -1), false);
+        c.pending = PendingNak{true, psn, rec.frame, t, aeth.value()};
+        return;
+      }
+      case wire::AckKind::Nak: {
+        const std::uint8_t code = aeth.value();
+        ++c.s.naks[std::min<std::size_t>(code, 4)];
+        if (code == 0) {
+          Event e{EventType::NakSequence, rec.frame, 0, psn};
+          // The packet that revealed the gap: the newest request sent.
+          e.related_frame = c.last_req_frame;
+          rec.events.push_back(e);
+          // The NAK's PSN is the one the responder expected; everything
+          // before it is acknowledged (9.7.5.2.4). If the capture has not
+          // seen that PSN yet, the requester sent it before the capture
+          // point saw it: its arrival later is a late arrival, not a resend.
+          if (c.started && psn_before(psn, c.lowest_psn)) {
+            add_missing(c, psn, c.lowest_psn);
+            c.lowest_psn = psn;
+          }
+          // The responder is NAKing: nothing missing now is "tolerated".
+          for (Range& r : c.missing) r.naked = true;
+          (void)ack_through(c, rec, psn_add(psn, -1), false);
+          c.pending = PendingNak{false, psn, rec.frame, t, 0};
+        } else {
+          Event e{EventType::NakFatal, rec.frame, c.last_req_frame, psn};
+          e.code = code;
+          rec.events.push_back(e);
+        }
+        return;
+      }
+      case wire::AckKind::Reserved: return;
+    }
+  }
+
+  // ---- connection set-up ---------------------------------------------------
+
+  /// A CM MAD: a REQ announces the requester's QPN and first PSN, the REP
+  /// the responder's; together they name both PSN spaces of the connection
+  /// before its first packet (IBTA 12.6.5, 12.6.8).
+  void on_cm(PacketRecord& rec, const IpAddress& src, const IpAddress& dst) {
+    const CmMad& m = *rec.cm;
+    Event e{EventType::CmHandshake, rec.frame};
+    e.code = static_cast<std::uint8_t>(static_cast<std::uint16_t>(m.kind) & 0xFF);
+    e.psn = m.starting_psn;
+    e.psn_begin = m.local_qpn;
+    if (m.kind == CmKind::Req) {
+      e.value = m.service_id;
+      e.count = m.retry_count;
+      if (cm_requests.size() >= 256) cm_requests.pop_front();
+      cm_requests.push_back(
+          CmRequest{rec.frame, src, dst, m.local_comm_id, m.local_qpn, m.starting_psn});
+    } else if (m.kind == CmKind::Rep) {
+      for (auto it = cm_requests.begin(); it != cm_requests.end(); ++it) {
+        if (!(it->from == dst) || !(it->to == src) || it->comm_id != m.remote_comm_id) continue;
+        e.related_frame = it->frame;
+        // Requests from the REQ's side go to the REP's QP, and back. The
+        // first channel learns both QPNs before the second one is created,
+        // so both land in the same conversation.
+        const std::size_t iab = channel_for(dst, src, m.local_qpn, false, it->psn);
+        if (iab == kNone) break;
+        channels[iab]->req_qpn = it->qpn;
+        channels[iab]->cm = CmPlan{it->frame, it->qpn, it->psn};
+        attach_known(*channels[iab]);
+        const std::size_t iba = channel_for(src, dst, it->qpn, false, m.starting_psn);
+        if (iba == kNone) break;
+        Channel& ab = *channels[iab];
+        Channel& ba = *channels[iba];
+        ba.req_qpn = m.local_qpn;
+        ba.cm = CmPlan{rec.frame, m.local_qpn, m.starting_psn};
+        attach_known(ba);
+        rec.conversation = ab.conv;
+        cm_requests.erase(it);
+        break;
+      }
+    }
+    rec.events.push_back(e);
+  }
+
+  /// Teaches a channel's conversation the QPNs a CM handshake revealed.
+  void attach_known(Channel& c) {
+    if (c.conv == 0) return;
+    Conversation& v = convs[c.conv - 1];
+    for (Endpoint* ep : {&v.a, &v.b}) {
+      if (ep->addr == c.req_addr && !ep->qpn_known) learn(*ep, c.req_qpn);
+    }
+  }
+
+  // ---- per packet ---------------------------------------------------------
+
+  void feed(PacketRecord& rec) {
+    ++stats.frames;
+    stats.bytes += rec.captured_length;
+    if (stats.frames == 1) stats.first_ns = rec.time_ns;
+    stats.last_ns = rec.time_ns;
+    if (!rec.is_roce()) {
+      if (rec.malformed())
+        ++stats.malformed;
+      else
+        ++stats.other;
+      return;
+    }
+    ++stats.roce;
+    if (rec.decoded.roce == wire::RoceVersion::V1) ++stats.roce_v1;
+    if (rec.icrc && !rec.icrc->ok()) ++stats.icrc_errors;
+    if (rec.decoded.error) {
+      const wire::DecodeError& err = *rec.decoded.error;
+      if (err.kind == wire::ErrorKind::UnknownOpcode) {
+        ++stats.unknown_opcode;
+        return;
+      }
+      if (err.kind != wire::ErrorKind::SnapTruncated) {
+        ++stats.malformed;
+        return;
+      }
+      ++stats.snap_truncated;
+      // Snap-length truncation inside the headers: nothing reliable to follow.
+      if (err.layer != wire::Layer::Payload && err.layer != wire::Layer::Icrc) return;
+    }
+    if (rec.op == nullptr || !rec.decoded.ib) return;
+    const auto src = rec.decoded.src_address();
+    const auto dst = rec.decoded.dst_address();
+    if (!src || !dst) return;
+    const wire::Bth& bth = rec.decoded.ib->bth;
+
+    // IP ECN "Congestion Experienced" (RFC 3168): a switch marked the packet.
+    const bool ce = (rec.decoded.ipv4 && (rec.decoded.ipv4->tos & 3) == 3) ||
+                    (rec.decoded.ipv6 && (rec.decoded.ipv6->traffic_class & 3) == 3);
+    if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
+
+    const wire::Transport tr = rec.op->transport;
+    if (tr == wire::Transport::CNP) {
+      // A CNP goes from the receiver of marked traffic to the sending QP,
+      // i.e. along the responses of its channel.
+      Event e{EventType::Cnp, rec.frame, 0, bth.psn};
+      e.value = bth.dest_qp;
+      rec.events.push_back(e);
+      const HalfKey key{*src, *dst, bth.dest_qp, true};
+      if (auto it = halves.find(key); it != halves.end()) {
+        Channel& c = *channels[it->second];
+        ++c.s.cnps;
+        rec.conversation = c.conv;
+        note_packet(c, rec);
+      }
+      return;
+    }
+    if (tr != wire::Transport::RC && tr != wire::Transport::UC) {
+      ++stats.datagrams;
+      if (rec.cm) on_cm(rec, *src, *dst);
+      return;
+    }
+    const bool response = rec.op->is_response();
+    const std::size_t idx = channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
+    if (idx == kNone) {
+      ++stats.untracked;
+      return;
+    }
+    Channel& c = *channels[idx];
+    if (tr == wire::Transport::UC) c.unreliable = true;
+    rec.conversation = c.conv;
+    note_packet(c, rec);
+    if (rec.icrc && !rec.icrc->ok()) ++c.s.icrc_errors;
+    if (response)
+      on_response(c, rec);
+    else
+      on_request(c, rec);
+  }
+
+  void note_packet(Channel& c, const PacketRecord& rec) {
+    Conversation& v = convs[c.conv - 1];
+    if (v.packets++ == 0) v.first_ns = rec.time_ns;
+    v.last_ns = rec.time_ns;
+    if (c.s.request_packets + c.s.response_packets + c.s.cnps == 0) c.s.first_ns = rec.time_ns;
+    c.s.last_ns = rec.time_ns;
+  }
+
+  std::vector<Event> finish() {
+    std::vector<Event> events;
+    for (auto& cp : channels) {
+      Channel& c = *cp;
+      if (!c.started || c.out.empty()) continue;
+      if (c.last_req_was_timeout_retry && c.chain_active && c.last_rsp_ns <= c.last_req_ns) {
+        // The last thing the requester did was a timeout retry, and nothing
+        // answered: with retry_cnt = N the requester sends 1 + N times and
+        // then completes the WR with IBV_WC_RETRY_EXC_ERR (9.7.6.1.3).
+        Event e{EventType::RetryExhausted, c.last_req_frame, 0, c.chain_psn};
+        e.count = c.chain_count;
+        events.push_back(e);
+        c.s.retry_exhausted = true;
+        continue;
+      }
+      // Without any response in the capture (UC, or one direction captured)
+      // "never acknowledged" would say nothing about the connection.
+      if (c.unreliable || !c.has_rsp_half) continue;
+      const Outstanding& oldest = c.out.front();
+      Event e{EventType::Unacknowledged, oldest.frame, 0, c.out.back().last_psn()};
+      e.psn_begin = oldest.psn;
+      e.count = static_cast<std::uint32_t>(c.out.size());
+      events.push_back(e);
+    }
+    return events;
+  }
+
+  ChannelSummary summarize(const Channel& c) const {
+    ChannelSummary s = c.s;
+    s.requester = make_endpoint(c.req_addr, c.req_qpn);
+    s.responder = make_endpoint(c.rsp_addr, c.rsp_qpn);
+    s.rtt_median_ns = c.rtt.median();
+    s.timeout_gap_ns = c.timeout_gaps.median();
+    if (s.timeout_gap_ns > 0)
+      s.timeout_exponent = wire::ack_timeout_exponent(static_cast<double>(s.timeout_gap_ns) * 1e-9);
+    s.rnr_wait_ns = c.rnr_waits.median();
+    const std::int64_t span = s.last_ns - s.first_ns;
+    if (span > 0)
+      s.goodput_bps = static_cast<double>(s.unique_payload_bytes) * 1e9 / static_cast<double>(span);
+    return s;
+  }
+};
+
+Analyzer::Analyzer(AnalyzerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->opt = options;
+  if (impl_->opt.max_outstanding == 0) impl_->opt.max_outstanding = 1;
+  if (impl_->opt.max_channels == 0) impl_->opt.max_channels = 1;
+}
+Analyzer::~Analyzer() = default;
+Analyzer::Analyzer(Analyzer&&) noexcept = default;
+Analyzer& Analyzer::operator=(Analyzer&&) noexcept = default;
+
+void Analyzer::feed(PacketRecord& rec) {
+  impl_->feed(rec);
+}
+std::vector<Event> Analyzer::finish() {
+  return impl_->finish();
+}
+const CaptureStats& Analyzer::stats() const noexcept {
+  return impl_->stats;
+}
+
+std::vector<ConversationSummary> Analyzer::summaries() const {
+  std::vector<ConversationSummary> out;
+  out.reserve(impl_->convs.size());
+  for (const Conversation& v : impl_->convs) {
+    ConversationSummary s;
+    s.id = v.id;
+    s.a = v.a;
+    s.b = v.b;
+    s.packets = v.packets;
+    s.first_ns = v.first_ns;
+    s.last_ns = v.last_ns;
+    for (std::size_t idx : v.channels)
+      s.channels.push_back(impl_->summarize(*impl_->channels[idx]));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<std::pair<Endpoint, Endpoint>> Analyzer::endpoints(std::uint32_t id) const {
+  if (id == 0 || id > impl_->convs.size()) return std::nullopt;
+  const Conversation& v = impl_->convs[id - 1];
+  return std::pair{v.a, v.b};
+}
+
+}  // namespace rdmalab::dissect

@@ -1,0 +1,502 @@
+// Text and JSON renderings of records and summaries. JSON is written with
+// fmt straight into the output buffer: JSON Lines output is produced for
+// every packet of captures with millions of them, and building a DOM per
+// packet costs more than the decode itself.
+#include "rdmalab/dissect/render.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "catalog.hpp"
+#include "format.hpp"
+#include "rdmalab/wire/describe.hpp"
+
+namespace rdmalab::dissect {
+
+using detail::M;
+
+namespace {
+
+template <class... Args>
+void put(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
+}
+
+/// One explained field line: name, value, explanation.
+void field(std::string& out, std::string_view name, std::string_view value, std::string_view note) {
+  put(out, "    {:<10} {:<20} {}\n", name, value, note);
+}
+
+std::string opcode_note(const wire::OpcodeInfo& op) {
+  using wire::Operation;
+  using wire::Position;
+  switch (op.operation) {
+    case Operation::ReadRequest: return i18n::tr(M("op.read_req"));
+    case Operation::ReadResponse: return i18n::tr(M("op.read_resp"));
+    case Operation::Acknowledge: return i18n::tr(M("op.ack"));
+    case Operation::AtomicAcknowledge: return i18n::tr(M("op.atomic_ack"));
+    case Operation::CompareSwap:
+    case Operation::FetchAdd: return i18n::tr(M("op.atomic"));
+    case Operation::Cnp: return i18n::tr(M("op.cnp"));
+    case Operation::Send:
+    case Operation::Write: break;
+  }
+  switch (op.position) {
+    case Position::First: return i18n::tr(M("op.first"));
+    case Position::Middle: return i18n::tr(M("op.middle"));
+    case Position::Last: return i18n::tr(M("op.last"));
+    case Position::Only: return i18n::tr(M("op.only"));
+  }
+  return {};
+}
+
+std::string addr_or_dash(const std::optional<wire::IpAddress>& a) {
+  return a ? a->to_string() : std::string("-");
+}
+
+std::string_view short_op(const wire::OpcodeInfo& op) {
+  using wire::Operation;
+  switch (op.operation) {
+    case Operation::Send: return "SEND";
+    case Operation::Write: return "WRITE";
+    case Operation::ReadRequest: return "READ req";
+    case Operation::ReadResponse: return "READ resp";
+    case Operation::Acknowledge: return "ACK";
+    case Operation::AtomicAcknowledge: return "ATOMIC ACK";
+    case Operation::CompareSwap: return "CmpSwap";
+    case Operation::FetchAdd: return "FetchAdd";
+    case Operation::Cnp: return "CNP";
+  }
+  return "?";
+}
+
+std::string_view short_pos(wire::Position p) {
+  switch (p) {
+    case wire::Position::First: return " First";
+    case wire::Position::Middle: return " Middle";
+    case wire::Position::Last: return " Last";
+    case wire::Position::Only: return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string endpoint_string(const Endpoint& e) {
+  if (!e.qpn_known) return fmt::format("{} QP ?", e.addr.to_string());
+  return fmt::format("{} QP 0x{:06x}", e.addr.to_string(), e.qpn);
+}
+
+std::string short_label(const PacketRecord& rec) {
+  if (!rec.has_bth()) return "?";
+  const wire::Bth& b = rec.decoded.ib->bth;
+  if (rec.op == nullptr) return fmt::format("opcode 0x{:02x} PSN 0x{:06x}", b.opcode, b.psn);
+  if (rec.cm) return fmt::format("CM {}", cm_kind_name(rec.cm->kind));
+  const auto& aeth = rec.decoded.ib->aeth;
+  if (rec.op->operation == wire::Operation::Acknowledge && aeth) {
+    switch (aeth->kind()) {
+      case wire::AckKind::Ack: return fmt::format("ACK PSN 0x{:06x} MSN {}", b.psn, aeth->msn);
+      case wire::AckKind::RnrNak: return fmt::format("RNR NAK PSN 0x{:06x}", b.psn);
+      case wire::AckKind::Nak: return fmt::format("NAK({}) PSN 0x{:06x}", aeth->value(), b.psn);
+      case wire::AckKind::Reserved: break;
+    }
+  }
+  std::string s = fmt::format("{}{}", short_op(*rec.op), short_pos(rec.op->position));
+  if (rec.op->has_immediate) s += " Imm";
+  if (rec.op->has_invalidate) s += " Inv";
+  put(s, " PSN 0x{:06x}", b.psn);
+  return s;
+}
+
+void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::string& out) {
+  const wire::Frame& f = rec.decoded;
+  std::string kind;
+  if (f.roce == wire::RoceVersion::V2)
+    kind = i18n::tr(M("dec.rocev2"), f.udp ? f.udp->src_port : 0);
+  else if (f.roce == wire::RoceVersion::V1)
+    kind = i18n::tr(M("dec.rocev1"));
+  else
+    kind = i18n::tr(M("dec.not_roce"));
+  put(out, "{}\n",
+      i18n::tr(M("dec.frame"), rec.frame, detail::format_seconds(rec.time_ns - start_ns),
+               addr_or_dash(f.src_address()), addr_or_dash(f.dst_address()), kind,
+               rec.original_length));
+  if (!f.is_roce()) {
+    if (f.error) put(out, "  {}\n", i18n::tr(M("dec.error"), wire::describe(*f.error)));
+    return;
+  }
+  if (f.eth && f.eth->vlan_count > 0)
+    put(out, "  {}\n",
+        i18n::tr(M("dec.vlan"), f.eth->vlan_tci[0] & 0xFFF, f.eth->vlan_tci[0] >> 13));
+  if (f.ipv4) put(out, "  {}\n", i18n::tr(M("dec.ip_ecn"), f.ipv4->tos >> 2, f.ipv4->tos & 3));
+  if (f.ipv6)
+    put(out, "  {}\n",
+        i18n::tr(M("dec.ip_ecn"), f.ipv6->traffic_class >> 2, f.ipv6->traffic_class & 3));
+  if (f.grh)
+    put(out, "  {}\n",
+        i18n::tr(M("dec.grh"), addr_or_dash(f.src_address()), addr_or_dash(f.dst_address())));
+
+  if (rec.has_bth()) {
+    const wire::IbPacket& ib = *f.ib;
+    const wire::Bth& b = ib.bth;
+    put(out, "  {}\n", i18n::tr(M("dec.bth")));
+    const std::string opname =
+        rec.op ? fmt::format("{} {}", wire::transport_name(rec.op->transport), rec.op->name)
+               : i18n::tr(M("word.unknown"));
+    field(out, "Opcode", fmt::format("0x{:02x}", b.opcode),
+          i18n::tr(M("dec.opcode"), opname,
+                   rec.op ? opcode_note(*rec.op) : i18n::tr(M("op.unknown"))));
+    field(out, "SE", b.solicited ? "1" : "0",
+          i18n::tr(M("dec.se"), i18n::tr(b.solicited ? M("dec.se_yes") : M("dec.se_no"))));
+    field(out, "MigReq", b.migreq ? "1" : "0", i18n::tr(M("dec.migreq")));
+    field(out, "PadCnt", fmt::format("{}", b.pad_count), i18n::tr(M("dec.padcnt")));
+    field(out, "TVer", fmt::format("{}", b.tver), i18n::tr(M("dec.tver")));
+    field(out, "P_Key", fmt::format("0x{:04x}", b.pkey),
+          i18n::tr(M("dec.pkey"),
+                   b.pkey == 0xFFFF ? i18n::tr(M("dec.pkey_default")) : std::string()));
+    if (b.fecn || b.becn)
+      field(out, "FECN/BECN", fmt::format("{}/{}", int{b.fecn}, int{b.becn}),
+            i18n::tr(M("dec.ecn_bits"), int{b.fecn}, int{b.becn}));
+    field(out, "DestQP", fmt::format("0x{:06x}", b.dest_qp),
+          i18n::tr(M("dec.destqp"), addr_or_dash(f.dst_address())));
+    field(out, "AckReq", b.ack_req ? "1" : "0",
+          i18n::tr(b.ack_req ? M("dec.ackreq_yes") : M("dec.ackreq_no")));
+    std::string psn_note = i18n::tr(M("dec.psn"), b.psn);
+    if (rec.op && rec.op->operation == wire::Operation::Acknowledge && ib.aeth) {
+      psn_note += i18n::tr(M("dec.sep"));
+      psn_note +=
+          i18n::tr(ib.aeth->kind() == wire::AckKind::Nak ? M("dec.nak_psn") : M("dec.ack_psn"));
+    }
+    field(out, "PSN", fmt::format("0x{:06x}", b.psn), psn_note);
+
+    if (ib.reth) {
+      put(out, "  {}\n", i18n::tr(M("dec.reth")));
+      field(out, "VA", fmt::format("0x{:016x}", ib.reth->va), i18n::tr(M("dec.va")));
+      field(out, "R_Key", fmt::format("0x{:08x}", ib.reth->rkey), i18n::tr(M("dec.rkey")));
+      std::string note;
+      const std::uint32_t len = ib.reth->dma_len;
+      if (rec.op && rec.op->operation == wire::Operation::ReadRequest) {
+        note = i18n::tr(M("dec.dmalen_read"));
+      } else if (rec.op && rec.op->position == wire::Position::Only) {
+        note = ib.payload_length == len ? i18n::tr(M("dec.dmalen_only"))
+                                        : i18n::tr(M("dec.dmalen_only_bad"), ib.payload_length);
+      } else {
+        const std::size_t per = ib.payload_length == 0 ? 1 : ib.payload_length;
+        note = i18n::tr(M("dec.dmalen_write"), (std::size_t{len} + per - 1) / per);
+      }
+      field(out, "DMA len", fmt::format("{}", len), note);
+    }
+    if (ib.aeth) {
+      put(out, "  {}\n", i18n::tr(M("dec.aeth")));
+      field(out, "Syndrome", fmt::format("0x{:02x}", ib.aeth->syndrome),
+            wire::describe_syndrome(ib.aeth->syndrome));
+      field(out, "MSN", fmt::format("{}", ib.aeth->msn), i18n::tr(M("dec.msn")));
+    }
+    if (ib.atomic_eth) {
+      put(out, "  {}\n", i18n::tr(M("dec.atomiceth")));
+      field(out, "VA", fmt::format("0x{:016x}", ib.atomic_eth->va), i18n::tr(M("dec.va")));
+      field(out, "R_Key", fmt::format("0x{:08x}", ib.atomic_eth->rkey), i18n::tr(M("dec.rkey")));
+      field(out, "Swap/Add", fmt::format("0x{:016x}", ib.atomic_eth->swap_add),
+            i18n::tr(M("dec.swap")));
+      field(out, "Compare", fmt::format("0x{:016x}", ib.atomic_eth->compare),
+            i18n::tr(M("dec.compare")));
+    }
+    if (ib.atomic_ack_eth) {
+      put(out, "  {}\n", i18n::tr(M("dec.atomicack")));
+      field(out, "OrigRemDt", fmt::format("0x{:016x}", ib.atomic_ack_eth->orig),
+            i18n::tr(M("dec.orig")));
+    }
+    if (ib.immdt)
+      put(out, "  {}\n    {:<10} 0x{:08x}\n", i18n::tr(M("dec.immdt")), "ImmDt", *ib.immdt);
+    if (ib.ieth)
+      put(out, "  {}\n    {:<10} 0x{:08x}\n", i18n::tr(M("dec.ieth")), "R_Key", *ib.ieth);
+    if (ib.deth) {
+      put(out, "  {}\n", i18n::tr(M("dec.deth")));
+      field(out, "Q_Key", fmt::format("0x{:08x}", ib.deth->qkey), i18n::tr(M("dec.qkey")));
+      field(out, "SrcQP", fmt::format("0x{:06x}", ib.deth->src_qp), i18n::tr(M("dec.srcqp")));
+    }
+    if (rec.cm) {
+      put(out, "  {}\n", i18n::tr(M("dec.cm"), cm_kind_name(rec.cm->kind)));
+      field(out, "CommID", fmt::format("0x{:08x}", rec.cm->local_comm_id),
+            i18n::tr(M("dec.cm_comm")));
+      if (rec.cm->kind == CmKind::Req || rec.cm->kind == CmKind::Rep) {
+        field(out, "LocalQPN", fmt::format("0x{:06x}", rec.cm->local_qpn),
+              i18n::tr(M("dec.cm_qpn")));
+        field(out, "StartPSN", fmt::format("0x{:06x}", rec.cm->starting_psn),
+              i18n::tr(M("dec.cm_psn")));
+      }
+    }
+    if (rec.op && (rec.op->has_payload || ib.payload_length > 0)) {
+      if (ib.payload.size() < ib.payload_length)
+        put(out, "  {}\n", i18n::tr(M("dec.payload_snap"), ib.payload_length, ib.payload.size()));
+      else
+        put(out, "  {}\n", i18n::tr(M("dec.payload"), ib.payload_length));
+    }
+    if (rec.icrc) {
+      put(out, "  {}\n",
+          rec.icrc->ok() ? i18n::tr(M("dec.icrc_ok"), rec.icrc->actual)
+                         : i18n::tr(M("dec.icrc_bad"), rec.icrc->actual, rec.icrc->expected));
+    } else if (rec.op) {
+      put(out, "  {}\n", i18n::tr(M("dec.icrc_none")));
+    }
+  }
+  if (f.error && f.error->kind != wire::ErrorKind::UnknownOpcode)
+    put(out, "  {}\n", i18n::tr(M("dec.error"), wire::describe(*f.error)));
+  if (!rec.events.empty()) {
+    put(out, "  {}\n", i18n::tr(M("dec.analysis")));
+    for (const Event& e : rec.events)
+      put(out, "    [{}] {}\n", severity_label(severity(e.type)), describe(e));
+  }
+}
+
+void append_json_string(std::string_view s, std::string& out) {
+  out.push_back('"');
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20)
+          put(out, "\\u{:04x}", static_cast<unsigned>(c));
+        else
+          out.push_back(ch);
+    }
+  }
+  out.push_back('"');
+}
+
+namespace {
+
+void event_json(const Event& e, std::string& out) {
+  put(out, "{{\"type\":\"{}\",\"severity\":\"{}\",\"frame\":{}", event_name(e.type),
+      severity_name(severity(e.type)), e.frame);
+  if (e.related_frame != 0) put(out, ",\"related_frame\":{}", e.related_frame);
+  // Packet-level problems keep other facts in the PSN fields (see
+  // decode_record): no PSN is shown for them.
+  if (e.type != EventType::Malformed && e.type != EventType::UnknownOpcode &&
+      e.type != EventType::IcrcMismatch)
+    put(out, ",\"psn\":{}", e.psn);
+  switch (e.type) {
+    case EventType::AckMatched:
+    case EventType::ReadMatched:
+    case EventType::PsnGap:
+    case EventType::Unacknowledged:
+      put(out, ",\"psn_first\":{},\"count\":{}", e.psn_begin, e.count);
+      break;
+    case EventType::Timeout: put(out, ",\"timeout\":{},\"retry\":{}", e.code, e.count); break;
+    case EventType::RetryExhausted: put(out, ",\"retries\":{}", e.count); break;
+    case EventType::RnrNak:
+    case EventType::RnrRetry: put(out, ",\"rnr_timer\":{}", e.code); break;
+    case EventType::NakFatal: put(out, ",\"nak_code\":{}", e.code); break;
+    case EventType::Retransmission: {
+      static constexpr std::string_view kCause[] = {"unknown", "nak", "rnr", "timeout"};
+      put(out, ",\"cause\":\"{}\"", kCause[static_cast<int>(e.cause)]);
+      break;
+    }
+    case EventType::AtomicMatched: put(out, ",\"orig\":{}", e.value); break;
+    case EventType::LateArrival: put(out, ",\"tolerated\":{}", e.code != 0); break;
+    default: break;
+  }
+  if (e.delta_ns >= 0) put(out, ",\"delta_ns\":{}", e.delta_ns);
+  out += ",\"text\":";
+  append_json_string(describe(e), out);
+  out.push_back('}');
+}
+
+}  // namespace
+
+void render_packet_json(const PacketRecord& rec, std::string& out) {
+  const wire::Frame& f = rec.decoded;
+  put(out, "{{\"frame\":{},\"time\":{},\"src\":\"{}\",\"dst\":\"{}\",\"roce\":\"{}\"", rec.frame,
+      detail::format_seconds(rec.time_ns), addr_or_dash(f.src_address()),
+      addr_or_dash(f.dst_address()), f.roce == wire::RoceVersion::V1 ? "v1" : "v2");
+  if (f.udp) put(out, ",\"udp_sport\":{}", f.udp->src_port);
+  if (rec.has_bth()) {
+    const wire::IbPacket& ib = *f.ib;
+    const wire::Bth& b = ib.bth;
+    put(out, ",\"opcode\":{},\"opname\":", b.opcode);
+    if (rec.op)
+      append_json_string(
+          fmt::format("{} {}", wire::transport_name(rec.op->transport), rec.op->name), out);
+    else
+      out += "null";
+    put(out,
+        ",\"dqpn\":{},\"psn\":{},\"ackreq\":{},\"se\":{},\"migreq\":{},\"padcnt\":{},\"tver\":{},"
+        "\"pkey\":{},\"fecn\":{},\"becn\":{},\"payload_len\":{}",
+        b.dest_qp, b.psn, b.ack_req, b.solicited, b.migreq, b.pad_count, b.tver, b.pkey, b.fecn,
+        b.becn, ib.payload_length);
+    if (ib.reth)
+      put(out, ",\"reth\":{{\"va\":{},\"rkey\":{},\"len\":{}}}", ib.reth->va, ib.reth->rkey,
+          ib.reth->dma_len);
+    if (ib.aeth)
+      put(out, ",\"aeth\":{{\"syndrome\":{},\"msn\":{}}}", ib.aeth->syndrome, ib.aeth->msn);
+    if (ib.atomic_eth)
+      put(out, ",\"atomiceth\":{{\"va\":{},\"rkey\":{},\"swap_add\":{},\"compare\":{}}}",
+          ib.atomic_eth->va, ib.atomic_eth->rkey, ib.atomic_eth->swap_add, ib.atomic_eth->compare);
+    if (ib.atomic_ack_eth) put(out, ",\"atomicack\":{{\"orig\":{}}}", ib.atomic_ack_eth->orig);
+    if (ib.immdt) put(out, ",\"immdt\":{}", *ib.immdt);
+    if (ib.ieth) put(out, ",\"ieth\":{}", *ib.ieth);
+    if (ib.deth) put(out, ",\"deth\":{{\"qkey\":{},\"srcqp\":{}}}", ib.deth->qkey, ib.deth->src_qp);
+    if (ib.icrc) {
+      put(out, ",\"icrc\":{{\"value\":{},\"ok\":", *ib.icrc);
+      if (rec.icrc)
+        put(out, "{}}}", rec.icrc->ok());
+      else
+        out += "null}";
+    }
+  }
+  if (rec.cm) {
+    put(out, ",\"cm\":{{\"type\":\"{}\",\"local_comm_id\":{},\"remote_comm_id\":{}",
+        cm_kind_name(rec.cm->kind), rec.cm->local_comm_id, rec.cm->remote_comm_id);
+    if (rec.cm->kind == CmKind::Req || rec.cm->kind == CmKind::Rep)
+      put(out, ",\"local_qpn\":{},\"starting_psn\":{}", rec.cm->local_qpn, rec.cm->starting_psn);
+    out.push_back('}');
+  }
+  if (rec.conversation != 0) put(out, ",\"conversation\":{}", rec.conversation);
+  if (f.error) {
+    put(out, ",\"malformed\":{},\"error\":", rec.malformed());
+    append_json_string(wire::describe(*f.error), out);
+  }
+  out += ",\"events\":[";
+  for (std::size_t i = 0; i < rec.events.size(); ++i) {
+    if (i) out.push_back(',');
+    event_json(rec.events[i], out);
+  }
+  out += "]}\n";
+}
+
+void render_summary_text(const CaptureStats& st, std::span<const ConversationSummary> convs,
+                         std::string& out) {
+  using detail::format_duration;
+  put(out, "{}\n",
+      i18n::tr(M("sum.capture"), st.frames, st.roce, st.roce_v1, st.other, st.malformed,
+               st.snap_truncated, st.unknown_opcode, st.icrc_errors, st.datagrams));
+  if (st.untracked) put(out, "{}\n", i18n::tr(M("sum.untracked"), st.untracked));
+  put(out, "{}\n", i18n::tr(M("sum.duration"), detail::format_seconds(st.last_ns - st.first_ns)));
+  if (convs.empty()) {
+    put(out, "{}\n", i18n::tr(M("sum.none")));
+    return;
+  }
+  for (const ConversationSummary& v : convs) {
+    put(out, "\n{}\n",
+        i18n::tr(M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
+                 detail::format_seconds(v.last_ns - v.first_ns)));
+    for (const ChannelSummary& c : v.channels) {
+      put(out, "{}\n",
+          i18n::tr(M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder)));
+      put(out, "{}\n", i18n::tr(M("sum.packets"), c.request_packets, c.response_packets));
+      put(out, "{}\n",
+          i18n::tr(M("sum.messages"), c.sends, c.writes, c.reads, c.compare_swaps, c.fetch_adds));
+      put(out, "{}\n", i18n::tr(M("sum.payload"), c.payload_bytes, c.unique_payload_bytes));
+      if (c.path_mtu == 0)
+        put(out, "{}\n", i18n::tr(M("sum.mtu_unknown")));
+      else
+        put(out, "{}\n",
+            i18n::tr(c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu));
+      put(out, "{}\n",
+          i18n::tr(M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.late_arrivals));
+      put(out, "{}\n", i18n::tr(M("sum.acks"), c.acks, c.duplicate_acks));
+      put(out, "{}\n",
+          i18n::tr(M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4],
+                   c.go_back_n));
+      if (c.rnr_naks)
+        put(out, "{}\n", i18n::tr(M("sum.rnr"), c.rnr_naks, format_duration(c.rnr_wait_ns)));
+      if (c.timeouts)
+        put(out, "{}\n",
+            i18n::tr(M("sum.timeouts"), c.timeouts, format_duration(c.timeout_gap_ns),
+                     c.timeout_exponent ? fmt::format("{}", *c.timeout_exponent) : "?",
+                     c.max_retries));
+      else
+        put(out, "{}\n", i18n::tr(M("sum.no_timeouts")));
+      if (c.retry_exhausted) put(out, "{}\n", i18n::tr(M("sum.exhausted")));
+      if (c.rtt_samples)
+        put(out, "{}\n",
+            i18n::tr(M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
+                     format_duration(c.rtt_max_ns), c.rtt_samples));
+      else
+        put(out, "{}\n", i18n::tr(M("sum.rtt_none")));
+      put(out, "{}\n", i18n::tr(M("sum.goodput"), detail::format_rate(c.goodput_bps)));
+      if (c.cnps || c.icrc_errors) put(out, "{}\n", i18n::tr(M("sum.cnp"), c.cnps, c.icrc_errors));
+    }
+  }
+}
+
+namespace {
+
+void endpoint_json(const Endpoint& e, std::string& out) {
+  put(out, "{{\"addr\":\"{}\",\"qpn\":", e.addr.to_string());
+  if (e.qpn_known)
+    put(out, "{}}}", e.qpn);
+  else
+    out += "null}";
+}
+
+void opt_ns(std::string& out, std::string_view key, std::int64_t v) {
+  if (v < 0)
+    put(out, ",\"{}\":null", key);
+  else
+    put(out, ",\"{}\":{}", key, v);
+}
+
+}  // namespace
+
+void render_summary_json(const CaptureStats& st, std::span<const ConversationSummary> convs,
+                         std::string& out) {
+  put(out,
+      "{{\"capture\":{{\"frames\":{},\"roce\":{},\"roce_v1\":{},\"other\":{},\"malformed\":{},"
+      "\"snap_truncated\":{},\"unknown_opcode\":{},\"icrc_errors\":{},\"datagrams\":{},"
+      "\"untracked\":{},\"bytes\":{},\"duration_ns\":{}}},\"conversations\":[",
+      st.frames, st.roce, st.roce_v1, st.other, st.malformed, st.snap_truncated, st.unknown_opcode,
+      st.icrc_errors, st.datagrams, st.untracked, st.bytes, st.last_ns - st.first_ns);
+  for (std::size_t i = 0; i < convs.size(); ++i) {
+    const ConversationSummary& v = convs[i];
+    if (i) out.push_back(',');
+    put(out, "{{\"id\":{},\"a\":", v.id);
+    endpoint_json(v.a, out);
+    out += ",\"b\":";
+    endpoint_json(v.b, out);
+    put(out, ",\"packets\":{},\"duration_ns\":{},\"channels\":[", v.packets,
+        v.last_ns - v.first_ns);
+    for (std::size_t j = 0; j < v.channels.size(); ++j) {
+      const ChannelSummary& c = v.channels[j];
+      if (j) out.push_back(',');
+      out += "{\"requester\":";
+      endpoint_json(c.requester, out);
+      out += ",\"responder\":";
+      endpoint_json(c.responder, out);
+      put(out,
+          ",\"request_packets\":{},\"response_packets\":{},\"messages\":{{\"send\":{},\"write\":{},"
+          "\"read\":{},\"compare_swap\":{},\"fetch_add\":{}}},\"payload_bytes\":{},"
+          "\"unique_payload_bytes\":{},\"path_mtu\":{},\"path_mtu_exact\":{},"
+          "\"retransmitted_packets\":{},\"psn_gaps\":{},\"out_of_order\":{},\"acks\":{},"
+          "\"duplicate_acks\":{},\"naks\":{{\"psn_sequence\":{},\"invalid_request\":{},"
+          "\"remote_access\":{},\"remote_operational\":{},\"invalid_rd\":{}}},\"go_back_n\":{},"
+          "\"rnr_naks\":{},\"timeouts\":{},\"max_retries\":{},\"retry_exhausted\":{},\"cnps\":{},"
+          "\"icrc_errors\":{},\"rtt_samples\":{}",
+          c.request_packets, c.response_packets, c.sends, c.writes, c.reads, c.compare_swaps,
+          c.fetch_adds, c.payload_bytes, c.unique_payload_bytes, c.path_mtu, c.path_mtu_exact,
+          c.retransmitted_packets, c.psn_gaps, c.late_arrivals, c.acks, c.duplicate_acks, c.naks[0],
+          c.naks[1], c.naks[2], c.naks[3], c.naks[4], c.go_back_n, c.rnr_naks, c.timeouts,
+          c.max_retries, c.retry_exhausted, c.cnps, c.icrc_errors, c.rtt_samples);
+      if (c.timeout_exponent)
+        put(out, ",\"timeout\":{}", *c.timeout_exponent);
+      else
+        out += ",\"timeout\":null";
+      opt_ns(out, "timeout_gap_ns", c.timeout_gap_ns);
+      opt_ns(out, "rnr_wait_ns", c.rnr_wait_ns);
+      opt_ns(out, "rtt_min_ns", c.rtt_min_ns);
+      opt_ns(out, "rtt_median_ns", c.rtt_median_ns);
+      opt_ns(out, "rtt_max_ns", c.rtt_max_ns);
+      put(out, ",\"goodput_bytes_per_s\":{:.1f}}}", c.goodput_bps);
+    }
+    out += "]}";
+  }
+  out += "]}\n";
+}
+
+}  // namespace rdmalab::dissect

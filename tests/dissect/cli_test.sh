@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# End-to-end checks of the rdmapcap command line: outputs, languages, exit
+# codes and bad input. usage: cli_test.sh RDMAPCAP DATA_DIR
+set -u
+BIN=$1
+DATA=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fail=1; fi
+}
+code() {  # code EXPECTED CMD...: the command's exit code
+  "${@:2}" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  [ "$rc" -eq "$1" ] || { echo "  exit $rc, expected $1; stderr: $(head -c 300 "$TMP/err")"; return 1; }
+}
+
+# decode, text: the project's first demo.
+code 0 "$BIN" decode "$DATA/mtu_write_s3072_m1024.pcap"
+check "decode: 20 frames, each ICRC correct" test "$(grep -c '^  ICRC .* correct' "$TMP/out")" -eq 20
+check "decode: 5 WRITE First explained" test "$(grep -c 'RC RDMA WRITE First: first packet' "$TMP/out")" -eq 5
+check "decode: DMA length against the payload" grep -q 'DMA len    3072 .* 3 packet' "$TMP/out"
+check "decode: AETH syndrome decoded" grep -q 'Syndrome   0x1f .*ACK (credits not in use)' "$TMP/out"
+
+# decode --json: the NAK and go-back-N of loss_drop_one_nak.
+code 0 "$BIN" decode --json "$DATA/loss_drop_one_nak.pcap"
+check "json: 28 lines" test "$(wc -l <"$TMP/out")" -eq 28
+check "json: NAK in frame 14 for PSN 0x109" \
+  test "$(jq -c 'select(.frame==14) | [.aeth.syndrome, .psn, .events[0].type]' "$TMP/out")" = '[96,265,"nak_psn_sequence"]'
+check "json: frames 15,16 resend PSNs 0x109,0x10a" \
+  test "$(jq -c '[select(any(.events[]; .type=="retransmission")) | [.frame,.psn]]' "$TMP/out" | jq -sc 'add')" = '[[15,265],[16,266]]'
+
+# summary: timeout inferred, retries counted; exhausted retries exit 1.
+code 1 "$BIN" summary --json "$DATA/dead_peer_retry_exceeded.pcap"
+check "summary: timeout 12, 3 retries, gave up" \
+  test "$(jq -c '.conversations[0].channels[0] | [.timeout, .max_retries, .retry_exhausted]' "$TMP/out")" = '[12,3,true]'
+code 0 "$BIN" summary --json "$DATA/loss_tail_drop_timeout.pcap"
+check "summary: tail drop gives timeout 14" test "$(jq '.conversations[0].channels[0].timeout' "$TMP/out")" = 14
+
+# Languages: --lang and the environment.
+code 0 "$BIN" --lang zh summary "$DATA/loss_drop_one_nak.pcap"
+check "zh: summary in Chinese" grep -q '会话 1' "$TMP/out"
+code 0 env LANG=zh_CN.UTF-8 "$BIN" decode "$DATA/send_bw_s64.pcap"
+check "zh from LANG" grep -q '基本传输头' "$TMP/out"
+code 0 "$BIN" --lang zh --help
+check "zh: --help translated, exit codes documented" grep -q '退出码' "$TMP/out"
+code 0 "$BIN" --help
+check "help documents exit codes" grep -q 'Exit codes: 0 success; 1' "$TMP/out"
+
+# ladder: terminal, colour control, SVG.
+code 0 "$BIN" ladder --color always "$DATA/loss_drop_one_nak.pcap"
+check "ladder: NAK row coloured" grep -q $'\x1b\[33m◀.*NAK(0) PSN 0x000109' "$TMP/out"
+code 0 env NO_COLOR=1 "$BIN" ladder --svg "$TMP/l.svg" "$DATA/loss_drop_one_nak.pcap"
+check "ladder: NO_COLOR respected" bash -c "! grep -q $'\x1b' '$TMP/out'"
+check "ladder: 28 rows" test "$(grep -c '│.*[▶◀]' "$TMP/out")" -eq 28
+check "ladder: SVG written" grep -q '<svg' "$TMP/l.svg"
+check "ladder: SVG shows go-back-N" grep -q 'go-back-N' "$TMP/l.svg"
+code 2 "$BIN" ladder --conversation 9 "$DATA/loss_drop_one_nak.pcap"
+check "ladder: unknown conversation is a usage error" grep -q 'no conversation 9' "$TMP/err"
+
+# Usage and input errors.
+check "no subcommand: exit 2" code 2 "$BIN"
+check "unknown option: exit 2" code 2 "$BIN" decode --bogus "$DATA/send_bw_s64.pcap"
+check "missing file: exit 3" code 3 "$BIN" decode "$TMP/none.pcap"
+printf 'this is not a capture file at all, not even close\n' >"$TMP/garbage.pcap"
+check "wrong magic: exit 3" code 3 "$BIN" summary "$TMP/garbage.pcap"
+head -c 3000 "$DATA/loss_drop_one_nak.pcap" >"$TMP/cut.pcap"
+code 3 "$BIN" decode --json "$TMP/cut.pcap"
+check "truncated file: packets before the cut, then exit 3" test "$(wc -l <"$TMP/out")" -ge 1
+# A pcap header with link type 147 (USER0), which rdmapcap does not read.
+printf '\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\x00\x00\x93\x00\x00\x00' >"$TMP/user0.pcap"
+code 3 "$BIN" summary "$TMP/user0.pcap"
+check "unsupported link type: exit 3 with a message" grep -q 'unsupported link type 147' "$TMP/err"
+# Snap-length truncation: cut every record to 60 bytes (headers kept).
+python3 - "$DATA/mtu_write_s3072_m1024.pcap" "$TMP/snap.pcap" <<'PY'
+import struct, sys
+src = open(sys.argv[1], "rb").read()
+out = bytearray(src[:24]); out[16:20] = struct.pack("<I", 60)
+off = 24
+while off + 16 <= len(src):
+    ts, tu, incl, orig = struct.unpack("<IIII", src[off:off + 16])
+    keep = min(incl, 60)
+    out += struct.pack("<IIII", ts, tu, keep, orig) + src[off + 16:off + 16 + keep]
+    off += 16 + incl
+open(sys.argv[2], "wb").write(out)
+PY
+code 0 "$BIN" summary --json "$TMP/snap.pcap"
+check "snaplen-truncated: counted, not malformed, still analysed" \
+  test "$(jq -c '[.capture.snap_truncated, .capture.malformed, .conversations[0].channels[0].messages.write]' "$TMP/out")" = '[20,0,5]'
+
+# pcapng reads the same as pcap (editcap comes with tshark).
+if command -v editcap >/dev/null; then
+  editcap -F pcapng "$DATA/loss_drop_one_nak.pcap" "$TMP/nak.pcapng"
+  code 0 "$BIN" summary --json "$DATA/loss_drop_one_nak.pcap"
+  mv "$TMP/out" "$TMP/pcap.json"
+  code 0 "$BIN" summary --json "$TMP/nak.pcapng"
+  check "pcapng: same summary as pcap" cmp -s "$TMP/out" "$TMP/pcap.json"
+fi
+
+exit $fail

@@ -1,0 +1,143 @@
+// rdma_cm connection set-up: CM REQ/REP/RTU MADs on QP 1 are decoded and
+// linked to the conversation they open.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <vector>
+
+#include "rdmalab/dissect/analyzer.hpp"
+#include "rdmalab/dissect/render.hpp"
+#include "rdmalab/wire/frame.hpp"
+
+using namespace rdmalab;
+using namespace rdmalab::dissect;
+
+namespace {
+
+void be(std::vector<std::uint8_t>& m, std::size_t at, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    m[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v >> (8 * (bytes - 1 - i)));
+}
+
+/// A 256-byte CM MAD (IBTA 13.4.2 header + 12.6.5/12.6.8 layouts).
+std::vector<std::uint8_t> mad(CmKind kind, std::uint32_t local_id, std::uint32_t remote_id,
+                              std::uint32_t qpn, std::uint32_t psn) {
+  std::vector<std::uint8_t> m(256, 0);
+  m[0] = 1;     // base version
+  m[1] = 0x07;  // CM class
+  m[2] = 2;
+  m[3] = 0x03;  // Send
+  be(m, 8, 0x1122334455667788ULL, 8);
+  be(m, 16, static_cast<std::uint16_t>(kind), 2);
+  be(m, 24, local_id, 4);
+  be(m, 28, remote_id, 4);
+  if (kind == CmKind::Req) {
+    be(m, 24 + 8, 0x0106000000004321ULL, 8);  // service ID (RDMA_PS_TCP, port)
+    be(m, 24 + 32, (std::uint64_t{qpn} << 8) | 1, 4);
+    be(m, 24 + 44, (std::uint64_t{psn} << 8) | (0x17 << 3) | 6, 4);  // retry_cnt 6
+    m[24 + 50] = (3 << 4) | 7;                                       // MTU 1024, rnr_retry 7
+  } else if (kind == CmKind::Rep) {
+    be(m, 24 + 12, std::uint64_t{qpn} << 8, 4);
+    be(m, 24 + 20, std::uint64_t{psn} << 8, 4);
+  }
+  return m;
+}
+
+struct Wire {
+  Analyzer analyzer;
+  PacketRecord rec;
+  std::vector<std::uint8_t> bytes;
+  std::uint64_t frame = 0;
+
+  PacketRecord& send(const char* src, const char* dst, std::uint8_t opcode, std::uint32_t dqpn,
+                     std::uint32_t psn, std::vector<std::uint8_t> payload = {}) {
+    wire::FrameSpec s;
+    s.src_ip = *wire::IpAddress::parse(src);
+    s.dst_ip = *wire::IpAddress::parse(dst);
+    s.packet.bth.opcode = opcode;
+    s.packet.bth.dest_qp = dqpn;
+    s.packet.bth.psn = psn;
+    if (opcode == wire::opcode::kUdSendOnly) s.packet.deth = wire::Deth{0x80010000, 0, 1};
+    if (opcode == wire::opcode::kRcWriteOnly) s.packet.reth = wire::Reth{0x1000, 1, 8};
+    if (opcode == wire::opcode::kRcAcknowledge) s.packet.aeth = wire::Aeth{0x1F, 1};
+    s.packet.payload = payload;
+    bytes.assign(wire::frame_size(s), 0);
+    REQUIRE(wire::encode_frame(s, bytes) == bytes.size());
+    ++frame;
+    decode_record(bytes, bytes.size(), wire::LinkType::Ethernet, frame,
+                  static_cast<std::int64_t>(frame) * 1000, rec);
+    analyzer.feed(rec);
+    return rec;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("parse_cm_mad reads a REQ and a REP, and refuses other classes") {
+  const auto req = parse_cm_mad(mad(CmKind::Req, 0xA1, 0, 0x000123, 0xABCDEF));
+  REQUIRE(req.has_value());
+  CHECK(req->kind == CmKind::Req);
+  CHECK(req->local_comm_id == 0xA1);
+  CHECK(req->local_qpn == 0x123);
+  CHECK(req->starting_psn == 0xABCDEF);
+  CHECK(req->retry_count == 6);
+  CHECK(req->rnr_retry_count == 7);
+  CHECK(mtu_from_code(req->path_mtu_code) == 1024);
+  CHECK(req->service_id == 0x0106000000004321ULL);
+  const auto rep = parse_cm_mad(mad(CmKind::Rep, 0xB2, 0xA1, 0x000456, 0x123456));
+  REQUIRE(rep.has_value());
+  CHECK(rep->remote_comm_id == 0xA1);
+  CHECK(rep->local_qpn == 0x456);
+  CHECK(rep->starting_psn == 0x123456);
+  auto other = mad(CmKind::Req, 1, 0, 1, 1);
+  other[1] = 0x04;  // performance management class
+  CHECK_FALSE(parse_cm_mad(other).has_value());
+  CHECK_FALSE(parse_cm_mad(std::vector<std::uint8_t>(20, 1)).has_value());
+}
+
+TEST_CASE("REQ, REP, RTU open a conversation whose QPNs and first PSNs are known") {
+  using namespace wire::opcode;
+  Wire w;
+  auto& req =
+      w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(CmKind::Req, 0xA1, 0, 0x123, 0x100));
+  REQUIRE(req.cm.has_value());
+  REQUIRE(req.events.size() == 1);
+  CHECK(req.events[0].type == EventType::CmHandshake);
+  CHECK(describe(req.events[0]).find("0x000123") != std::string::npos);
+
+  auto& rep =
+      w.send("10.0.0.1", "10.0.0.2", kUdSendOnly, 1, 0, mad(CmKind::Rep, 0xB2, 0xA1, 0x456, 0x900));
+  REQUIRE(rep.events.size() == 1);
+  CHECK(rep.events[0].related_frame == 1);
+  CHECK(rep.conversation == 1);
+  std::string json;  // (the record is reused by the next packet)
+  render_packet_json(rep, json);
+  CHECK(json.find("\"cm\":{\"type\":\"REP\"") != std::string::npos);
+  const auto ends = w.analyzer.endpoints(1);
+  REQUIRE(ends.has_value());
+  CHECK(ends->first.qpn_known);
+  CHECK(ends->second.qpn_known);
+
+  auto& rtu = w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(CmKind::Rtu, 0xA1, 0xB2, 0, 0));
+  CHECK(rtu.cm->kind == CmKind::Rtu);
+
+  auto& first =
+      w.send("10.0.0.2", "10.0.0.1", kRcWriteOnly, 0x456, 0x100, std::vector<std::uint8_t>(8));
+  CHECK(first.conversation == 1);
+  REQUIRE(first.events.size() == 1);
+  CHECK(first.events[0].type == EventType::CmLinked);
+  CHECK(first.events[0].related_frame == 1);
+  CHECK(first.events[0].value == 0x100);
+
+  auto& other_way =
+      w.send("10.0.0.1", "10.0.0.2", kRcWriteOnly, 0x123, 0x901, std::vector<std::uint8_t>(8));
+  CHECK(other_way.conversation == 1);
+  REQUIRE(other_way.events.size() == 1);
+  CHECK(other_way.events[0].type == EventType::CmLinked);
+  CHECK(other_way.events[0].related_frame == 2);
+  CHECK(describe(other_way.events[0]).find("announced 0x000900") != std::string::npos);
+
+  const auto sums = w.analyzer.summaries();
+  REQUIRE(sums.size() == 1);
+  CHECK(sums[0].channels.size() == 2);
+}

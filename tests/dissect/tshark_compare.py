@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Compare rdmapcap's decode with Wireshark's, field by field, packet by packet.
+
+usage: tshark_compare.py RDMAPCAP DATA_DIR
+
+For every capture in DATA_DIR, runs
+  tshark -r F -T fields -e frame.number -e infiniband.bth.opcode ...
+and
+  rdmapcap decode --json F
+and requires every InfiniBand header field of every RoCE packet to be equal.
+
+Known differences, where rdmapcap keeps its own answer:
+  * ICRC: Wireshark shows the four ICRC bytes as a big-endian number; the
+    ICRC is a CRC-32 stored least significant byte first (IBTA 7.8.1), and
+    rdmapcap reports the CRC value. The script compares byte-swapped.
+  * AtomicETH: Wireshark puts its VA and R_Key in infiniband.reth.* fields.
+  * ImmDt: Wireshark prints the four bytes as hex text; rdmapcap a number.
+  * RoCEv2 with UDP source port 69 is dissected by Wireshark as TFTP (the
+    source port is flow entropy), and Wireshark 4.0 calls opcode 128 "CNP"
+    while the RoCEv2 annex A17 defines CNP as 0x81. Frames Wireshark does not
+    decode as InfiniBand are reported, not failed.
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+FIELDS = [
+    ("frame.number", None),
+    ("infiniband.bth.opcode", ("opcode",)),
+    ("infiniband.bth.se", ("se",)),
+    ("infiniband.bth.m", ("migreq",)),
+    ("infiniband.bth.padcnt", ("padcnt",)),
+    ("infiniband.bth.tver", ("tver",)),
+    ("infiniband.bth.p_key", ("pkey",)),
+    ("infiniband.bth.destqp", ("dqpn",)),
+    ("infiniband.bth.a", ("ackreq",)),
+    ("infiniband.bth.psn", ("psn",)),
+    ("infiniband.reth.va", ("reth", "va")),
+    ("infiniband.reth.r_key", ("reth", "rkey")),
+    ("infiniband.reth.dmalen", ("reth", "len")),
+    ("infiniband.aeth.syndrome", ("aeth", "syndrome")),
+    ("infiniband.aeth.msn", ("aeth", "msn")),
+    ("infiniband.atomiceth.swapdt", ("atomiceth", "swap_add")),
+    ("infiniband.atomiceth.cmpdt", ("atomiceth", "compare")),
+    ("infiniband.atomicacketh.origremdt", ("atomicack", "orig")),
+    ("infiniband.immdt", ("immdt",)),
+    ("infiniband.ieth", ("ieth",)),
+    ("infiniband.deth.q_key", ("deth", "qkey")),
+    ("infiniband.deth.srcqp", ("deth", "srcqp")),
+    ("infiniband.invariant.crc", ("icrc", "value")),
+]
+
+
+def to_int(field, text):
+    if field == "infiniband.immdt":
+        return int(text.replace(":", ""), 16)
+    if field == "infiniband.invariant.crc":
+        return int.from_bytes(int(text, 16).to_bytes(4, "big"), "little")
+    if text in ("True", "False"):
+        return int(text == "True")
+    return int(text, 0)
+
+
+def ours(obj, path):
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return None
+        obj = obj[key]
+    if isinstance(obj, bool):
+        return int(obj)
+    return obj
+
+
+def compare(rdmapcap, pcap):
+    cmd = ["tshark", "-r", str(pcap), "-T", "fields", "-E", "separator=,", "-E", "occurrence=f"]
+    for f, _ in FIELDS:
+        cmd += ["-e", f]
+    theirs = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()
+    mine = {}
+    out = subprocess.run([rdmapcap, "decode", "--json", str(pcap)], capture_output=True, text=True)
+    if out.returncode not in (0, 1):
+        return [f"{pcap.name}: rdmapcap exited {out.returncode}: {out.stderr.strip()}"]
+    for line in out.stdout.splitlines():
+        obj = json.loads(line)
+        if "frame" in obj:
+            mine[obj["frame"]] = obj
+    errors, checked = [], 0
+    for line in theirs:
+        cols = line.split(",")
+        frame = int(cols[0])
+        if cols[1] == "":
+            if frame in mine:
+                print(f"  note: {pcap.name} frame {frame}: Wireshark does not decode it as InfiniBand")
+            continue
+        if frame not in mine:
+            errors.append(f"{pcap.name} frame {frame}: Wireshark decodes it, rdmapcap does not")
+            continue
+        for (field, path), text in zip(FIELDS[1:], cols[1:]):
+            got = ours(mine[frame], path)
+            if got is None and path[0] == "reth":
+                # Wireshark shows the AtomicETH's VA and R_Key as reth fields.
+                got = ours(mine[frame], ("atomiceth", {"va": "va", "rkey": "rkey"}.get(path[1], "-")))
+            if text == "":
+                if got is not None:
+                    errors.append(f"{pcap.name} frame {frame}: {field}: Wireshark has none, we have {got}")
+                continue
+            want = to_int(field, text)
+            checked += 1
+            if got != want:
+                errors.append(f"{pcap.name} frame {frame}: {field}: Wireshark {want}, rdmapcap {got}")
+    extra = set(mine) - {int(l.split(",")[0]) for l in theirs if l.split(",")[1] != ""}
+    for frame in sorted(extra):
+        print(f"  note: {pcap.name} frame {frame}: rdmapcap decodes RoCE where Wireshark does not")
+    print(f"{pcap.name}: {len(mine)} packets, {checked} fields compared, {len(errors)} differences")
+    return errors
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    rdmapcap, data = sys.argv[1], pathlib.Path(sys.argv[2])
+    captures = sorted(list(data.glob("*.pcap")) + list(data.glob("*.pcapng")))
+    if not captures:
+        print(f"no captures in {data}")
+        return 1
+    errors = []
+    for pcap in captures:
+        errors += compare(rdmapcap, pcap)
+    for e in errors:
+        print("DIFF", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

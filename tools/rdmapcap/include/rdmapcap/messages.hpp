@@ -1,0 +1,67 @@
+// rdmapcap's own messages: help texts and errors of the command line.
+#pragma once
+
+#include <array>
+#include <span>
+
+#include "rdmalab/i18n/i18n.hpp"
+
+namespace rdmapcap {
+
+using rdmalab::i18n::Message;
+
+inline constexpr std::array kCatalog{
+    Message{"app",
+            "rdmapcap: read RoCE captures (pcap, pcapng): decode, follow PSNs, explain losses",
+            "rdmapcap：读取 RoCE 抓包（pcap、pcapng）：解码、跟踪 PSN、解释丢包与重传"},
+    Message{
+        "exit_codes",
+        "Exit codes: 0 success; 1 the capture holds protocol errors (malformed packets, ICRC "
+        "mismatches, fatal NAKs, exhausted retries); 2 usage error; 3 the input file cannot be "
+        "read (missing, not a capture, truncated, unsupported link type).",
+        "退出码：0 成功；1 抓包中有协议错误（格式错误的报文、ICRC 错误、致命 NAK、重试耗尽）；2 "
+        "用法错误；3 输入文件无法读取（不存在、不是抓包文件、文件被截断、不支持的链路层类型）。"},
+    Message{"opt.help", "print this help and exit", "显示本帮助并退出"},
+    Message{"opt.lang", "language of the output: en or zh", "输出语言：en 或 zh"},
+    Message{"opt.file", "capture file (pcap or pcapng)", "抓包文件（pcap 或 pcapng）"},
+    Message{"opt.json", "write JSON (decode: one object per RoCE packet, JSON Lines)",
+            "输出 JSON（decode：每个 RoCE 报文一个对象，JSON Lines 格式）"},
+    Message{"opt.no_icrc", "do not verify ICRCs (faster on large captures)",
+            "不校验 ICRC（处理大抓包时更快）"},
+    Message{"opt.all", "also show packets that are not RoCE", "同时显示非 RoCE 报文"},
+    Message{"opt.conv", "conversation number, as listed by summary",
+            "会话编号（见 summary 的输出）"},
+    Message{"opt.svg", "also write the diagram as an SVG picture to this file",
+            "同时把时序图以 SVG 图片写入该文件"},
+    Message{"opt.rows", "draw at most this many packets", "最多画出这么多个报文"},
+    Message{"opt.color", "colour: auto, always or never (NO_COLOR is respected)",
+            "颜色：auto、always 或 never（遵循 NO_COLOR 环境变量）"},
+    Message{"cmd.decode", "every packet, header by header, each field explained, ICRC checked",
+            "逐个报文、逐个头部解码，解释每个字段并校验 ICRC"},
+    Message{"cmd.summary",
+            "per conversation: messages, losses, NAKs, timeouts, round trips, goodput",
+            "按会话统计：消息、丢包、NAK、超时、往返时延、有效吞吐"},
+    Message{"cmd.ladder", "time-sequence (ladder) diagram of one conversation",
+            "一个会话的时序（梯形）图"},
+    Message{"err.link",
+            "{0}: unsupported link type {1} (rdmapcap reads Ethernet, Linux cooked SLL/SLL2 and "
+            "raw IP)",
+            "{0}：不支持的链路层类型 {1}（rdmapcap 支持以太网、Linux cooked SLL/SLL2 和原始 IP）"},
+    Message{"err.no_conv", "no conversation {0}: the capture has {1}",
+            "没有会话 {0}：这个抓包只有 {1} 个会话"},
+    Message{"err.svg", "cannot write {}", "无法写入 {}"},
+    Message{"err.partial", "the output above covers the packets read before the error",
+            "以上输出只包含出错之前读到的报文"},
+    Message{"progress", "reading", "读取中"},
+    Message{"more_rows", "({} more packets of this conversation not drawn; see --rows)",
+            "（该会话还有 {} 个报文未画出；见 --rows）"},
+};
+
+consteval const Message& M(std::string_view key) {
+  return rdmalab::i18n::find(kCatalog, key);
+}
+
+/// The messages above, for the catalog parity test.
+[[nodiscard]] std::span<const Message> catalog() noexcept;
+
+}  // namespace rdmapcap

@@ -1,0 +1,295 @@
+// rdmapcap: decode and analyse RoCE captures.
+//
+//   rdmapcap decode  FILE [--json] [--all]
+//   rdmapcap summary FILE [--json]
+//   rdmapcap ladder  FILE [--conversation N] [--svg OUT] [--rows N] [--color auto|always|never]
+//
+// All the protocol work is in rdmalab::dissect; this file reads the file with
+// rdmalab::capture, feeds the analyser in frame order, and writes what the
+// library renders. Exit codes are listed in --help (message "exit_codes").
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/dissect/analyzer.hpp"
+#include "rdmalab/dissect/render.hpp"
+#include "rdmalab/i18n/i18n.hpp"
+#include "rdmapcap/messages.hpp"
+
+namespace {
+
+namespace i18n = rdmalab::i18n;
+namespace dissect = rdmalab::dissect;
+namespace capture = rdmalab::capture;
+using rdmapcap::M;
+
+constexpr int kExitOk = 0;
+constexpr int kExitProtocolErrors = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInput = 3;
+
+/// Buffered standard output: one fwrite per 64 KiB instead of one per line.
+class Out {
+ public:
+  std::string buf;
+  void maybe_flush() {
+    if (buf.size() >= (1u << 16)) flush();
+  }
+  void flush() {
+    if (!buf.empty()) std::fwrite(buf.data(), 1, buf.size(), stdout);
+    buf.clear();
+  }
+  ~Out() { flush(); }
+};
+
+/// A progress bar on stderr, only on a terminal and only once a run has
+/// lasted more than a second.
+class Progress {
+ public:
+  Progress() : enabled_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+  /// Called once per packet; looks at the clock (and asks the reader for
+  /// its position, a system call) only every 16384 packets.
+  template <class Position>
+  void tick(const Position& position, std::uint64_t total) {
+    if (!enabled_ || (++n_ & 0x3FFF) != 0 || total == 0) return;
+    const std::uint64_t pos = position();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (s < 1.0) return;
+    const int pct = static_cast<int>(100.0 * static_cast<double>(pos) / static_cast<double>(total));
+    const int bars = pct / 4;
+    std::fprintf(stderr, "\r%s [%-25.*s] %3d%%  %.0f MB/s", i18n::tr(M("progress")).c_str(), bars,
+                 "#########################", pct, static_cast<double>(pos) / s / 1e6);
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r\x1b[K");
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+  std::uint64_t n_ = 0;
+  bool shown_ = false;
+};
+
+/// Does any event say the capture holds a protocol error?
+bool is_error(const dissect::Event& e) {
+  return dissect::severity(e.type) == dissect::Severity::Error;
+}
+
+/// Reads the whole file, decoding and analysing each packet, and calls
+/// `each` for it. Returns the exit code; `analyzer` holds the result.
+int read_capture(const std::string& path, dissect::Analyzer& analyzer, Out& out,
+                 const std::function<void(dissect::PacketRecord&)>& each, bool& errors,
+                 bool check_icrc = true) {
+  try {
+    capture::PcapReader reader(path);
+    const auto link = reader.link_type();
+    if (!link) {
+      std::fprintf(stderr, "%s\n", i18n::tr(M("err.link"), path, reader.datalink()).c_str());
+      return kExitInput;
+    }
+    Progress progress;
+    capture::Packet pkt;
+    dissect::PacketRecord rec;
+    try {
+      while (reader.next(pkt)) {
+        dissect::decode_record(pkt.data, pkt.original_length, *link, pkt.frame, pkt.time_ns, rec,
+                               check_icrc);
+        analyzer.feed(rec);
+        for (const dissect::Event& e : rec.events) errors = errors || is_error(e);
+        each(rec);
+        out.maybe_flush();
+        progress.tick([&reader] { return reader.position(); }, reader.file_size());
+      }
+    } catch (const capture::CaptureError& e) {
+      out.flush();
+      std::fprintf(stderr, "%s\n%s\n", e.what(), i18n::tr(M("err.partial")).c_str());
+      return kExitInput;
+    }
+  } catch (const capture::CaptureError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return kExitInput;
+  }
+  return kExitOk;
+}
+
+int finish(dissect::Analyzer& analyzer, bool errors,
+           const std::function<void(const dissect::Event&)>& each) {
+  for (const dissect::Event& e : analyzer.finish()) {
+    errors = errors || is_error(e);
+    each(e);
+  }
+  return errors ? kExitProtocolErrors : kExitOk;
+}
+
+int cmd_decode(const std::string& path, bool json, bool all) {
+  Out out;
+  dissect::Analyzer analyzer;
+  bool errors = false;
+  std::int64_t start = 0;
+  bool first = true;
+  const int rc = read_capture(
+      path, analyzer, out,
+      [&](dissect::PacketRecord& rec) {
+        if (first) start = rec.time_ns;
+        first = false;
+        if (!rec.is_roce() && !all) return;
+        if (json) {
+          if (rec.is_roce()) dissect::render_packet_json(rec, out.buf);
+        } else {
+          dissect::render_packet_text(rec, start, out.buf);
+          out.buf.push_back('\n');
+        }
+      },
+      errors);
+  if (rc != kExitOk) return rc;
+  return finish(analyzer, errors, [&](const dissect::Event& e) {
+    if (json) {
+      // End-of-capture conclusions are not packets: one object each, marked.
+      out.buf += "{\"end_of_capture\":true,\"event\":{\"type\":\"";
+      out.buf += dissect::event_name(e.type);
+      out.buf += "\",\"frame\":" + std::to_string(e.frame) + ",\"psn\":" + std::to_string(e.psn) +
+                 ",\"count\":" + std::to_string(e.count) + ",\"text\":";
+      dissect::append_json_string(dissect::describe(e), out.buf);
+      out.buf += "}}\n";
+    } else {
+      out.buf += fmt::format("[{}] {}\n", dissect::severity_label(dissect::severity(e.type)),
+                             dissect::describe(e));
+    }
+  });
+}
+
+int cmd_summary(const std::string& path, bool json, bool check_icrc) {
+  Out out;
+  dissect::Analyzer analyzer;
+  bool errors = false;
+  const int rc = read_capture(
+      path, analyzer, out, [](dissect::PacketRecord&) {}, errors, check_icrc);
+  if (rc != kExitOk) return rc;
+  const int code = finish(analyzer, errors, [](const dissect::Event&) {});
+  const auto convs = analyzer.summaries();
+  if (json)
+    dissect::render_summary_json(analyzer.stats(), convs, out.buf);
+  else
+    dissect::render_summary_text(analyzer.stats(), convs, out.buf);
+  return code;
+}
+
+int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& svg_path,
+               std::size_t rows, const std::string& color) {
+  Out out;
+  // First pass: find the conversation and both QP numbers.
+  dissect::Analyzer first;
+  bool errors = false;
+  std::int64_t start = 0;
+  bool seen = false;
+  int rc = read_capture(
+      path, first, out,
+      [&](dissect::PacketRecord& rec) {
+        if (!seen) start = rec.time_ns;
+        seen = true;
+      },
+      errors);
+  if (rc != kExitOk) return rc;
+  const auto ends = first.endpoints(conv);
+  if (!ends) {
+    std::fprintf(stderr, "%s\n",
+                 i18n::tr(M("err.no_conv"), conv, first.summaries().size()).c_str());
+    return kExitUsage;
+  }
+  const char* no_color = std::getenv("NO_COLOR");
+  dissect::LadderOptions opt;
+  opt.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) == 1 &&
+                                    (no_color == nullptr || *no_color == '\0'));
+  dissect::LadderText text(ends->first, ends->second, start, opt);
+  dissect::LadderSvg svg(ends->first, ends->second, start, rows);
+  out.buf += fmt::format("{}\n", dissect::endpoint_string(ends->first) + "  ⇄  " +
+                                     dissect::endpoint_string(ends->second));
+  text.header(out.buf);
+  std::size_t drawn = 0;
+  dissect::Analyzer second;
+  errors = false;
+  rc = read_capture(
+      path, second, out,
+      [&](dissect::PacketRecord& rec) {
+        if (rec.conversation != conv) return;
+        if (drawn++ < rows) text.row(rec, out.buf);
+        if (!svg_path.empty()) svg.row(rec);
+      },
+      errors);
+  if (rc != kExitOk) return rc;
+  const int code = finish(second, errors, [&](const dissect::Event& e) {
+    text.note(e, out.buf);
+    if (!svg_path.empty()) svg.note(e);
+  });
+  if (drawn > rows) out.buf += i18n::tr(M("more_rows"), drawn - rows) + "\n";
+  if (!svg_path.empty()) {
+    std::ofstream f(svg_path, std::ios::binary);
+    f << svg.svg();
+    if (!f) {
+      out.flush();
+      std::fprintf(stderr, "%s\n", i18n::tr(M("err.svg"), svg_path).c_str());
+      return kExitInput;
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  i18n::init_from_args(argc, argv);
+  CLI::App app{std::string(i18n::text(M("app"))), "rdmapcap"};
+  app.footer(std::string(i18n::text(M("exit_codes"))));
+  app.set_help_flag("-h,--help", std::string(i18n::text(M("opt.help"))));
+  app.require_subcommand(1);
+  app.fallthrough();  // --lang is also accepted after the subcommand
+  std::string lang;
+  app.add_option("--lang", lang, std::string(i18n::text(M("opt.lang"))))
+      ->check(CLI::IsMember({"en", "zh"}));
+
+  std::string file, svg, color = "auto";
+  bool json = false, all = false;
+  std::uint32_t conv = 1;
+  std::size_t rows = 500;
+
+  auto* decode = app.add_subcommand("decode", std::string(i18n::text(M("cmd.decode"))));
+  decode->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
+  decode->add_flag("--json", json, std::string(i18n::text(M("opt.json"))));
+  decode->add_flag("--all", all, std::string(i18n::text(M("opt.all"))));
+
+  auto* summary = app.add_subcommand("summary", std::string(i18n::text(M("cmd.summary"))));
+  summary->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
+  summary->add_flag("--json", json, std::string(i18n::text(M("opt.json"))));
+  bool no_icrc = false;
+  summary->add_flag("--no-icrc", no_icrc, std::string(i18n::text(M("opt.no_icrc"))));
+
+  auto* ladder = app.add_subcommand("ladder", std::string(i18n::text(M("cmd.ladder"))));
+  ladder->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
+  ladder->add_option("-c,--conversation", conv, std::string(i18n::text(M("opt.conv"))))
+      ->check(CLI::PositiveNumber);
+  ladder->add_option("--svg", svg, std::string(i18n::text(M("opt.svg"))));
+  ladder->add_option("--rows", rows, std::string(i18n::text(M("opt.rows"))))
+      ->check(CLI::PositiveNumber);
+  ladder->add_option("--color", color, std::string(i18n::text(M("opt.color"))))
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (*decode) return cmd_decode(file, json, all);
+  if (*summary) return cmd_summary(file, json, !no_icrc);
+  return cmd_ladder(file, conv, svg, rows, color);
+}
