@@ -262,16 +262,27 @@ struct Analyzer::Impl {
       }
     } else {
       // A response half (src = responder -> dst = requester, QP qpn at the
-      // requester): join the request half whose PSN window holds this PSN.
+      // requester): join the request half that has this PSN outstanding; if
+      // none does, the one whose next PSN is closest above it. Several QP
+      // pairs between the same two hosts use separate PSN spaces, so the
+      // nearest window is the right one, not merely any window holding it.
       std::size_t any = channels.size();
+      std::int32_t best_d = 0;
       for (std::size_t i = channels.size(); i-- > 0;) {
         const Channel& c = *channels[i];
         if (!c.has_req_half || c.has_rsp_half || !(c.req_addr == dst) || !(c.rsp_addr == src))
           continue;
         if (any == channels.size()) any = i;
-        if (in_window(c, psn)) {
+        if (std::any_of(c.out.begin(), c.out.end(), [&](const Outstanding& o) { return o.holds(psn); })) {
           found = i;
           break;
+        }
+        if (in_window(c, psn)) {
+          const std::int32_t d = psn_diff(c.next_psn, psn);
+          if (found == channels.size() || d < best_d) {
+            found = i;
+            best_d = d;
+          }
         }
       }
       if (found == channels.size()) found = any;
@@ -344,6 +355,10 @@ struct Analyzer::Impl {
 
   /// Removes psn from the missing ranges; returns whether it was missing and
   /// whether a NAK had asked for it (`naked`).
+  static bool ever_sent(const Channel& c, std::uint32_t psn) {
+    return std::any_of(c.sent.begin(), c.sent.end(), [&](const Outstanding& o) { return o.holds(psn); });
+  }
+
   bool take_missing(Channel& c, std::uint32_t psn, bool& naked) {
     for (std::size_t i = 0; i < c.missing.size(); ++i) {
       Range& r = c.missing[i];
@@ -481,6 +496,19 @@ struct Analyzer::Impl {
           // one: the responder accepted the reordering (a NIC that tolerates
           // out-of-order arrival, e.g. with adaptive routing).
           e.code = (naked || c.pending || c.round_active) ? 0 : 1;
+          rec.events.push_back(e);
+          ++c.s.late_arrivals;
+        } else if (psn_before(psn, c.lowest_psn) && !ever_sent(c, psn) &&
+                   !(c.acked_valid && psn_before_eq(psn, c.acked_psn))) {
+          // Older than anything seen and never seen itself: it was overtaken
+          // before the capture's first packet of this stream (reordering at
+          // the start), not sent again. The PSNs between it and the oldest
+          // seen so far are still on their way.
+          kind = Kind::Late;
+          add_missing(c, psn_add(psn, 1), c.lowest_psn);
+          Event e{EventType::LateArrival, rec.frame};
+          e.psn = psn;
+          e.code = (c.pending || c.round_active) ? 0 : 1;
           rec.events.push_back(e);
           ++c.s.late_arrivals;
         } else {

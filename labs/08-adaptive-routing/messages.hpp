@@ -54,6 +54,8 @@ inline constexpr std::array kCatalog{
             "{0} 字节 > 阈值 {1}：{2} 个普通 WRITE，再加一个 0 字节的带立即数 WRITE"},
     Message{"post.single", "{0} bytes <= threshold {1}: one WRITE with immediate carries the data",
             "{0} 字节 <= 阈值 {1}：由一个带立即数的 WRITE 携带数据"},
+    Message{"post.no_ar", "without adaptive routing, one WRITE with immediate carries the data",
+            "不启用自适应路由时，由一个带立即数的 WRITE 携带数据"},
     Message{"step.poll", "poll both CQs", "轮询双方 CQ"},
     Message{"result", "{0}: {1} packets, {2} retransmitted, {3} NAK(s), {4} out-of-order arrival(s), done at {5:.1f} us, goodput {6:.1f} Gb/s",
             "{0}：{1} 个报文，重传 {2} 个，NAK {3} 个，乱序到达 {4} 个，于 {5:.1f} 微秒完成，有效吞吐 {6:.1f} Gb/s"},

@@ -495,3 +495,69 @@ TEST_CASE("reordering without a NAK is reported as tolerated (adaptive routing)"
   CHECK(of(ack, EventType::AckMatched).at(0).count == 3);
   CHECK(c.analyzer.summaries()[0].channels[0].naks[0] == 0);
 }
+
+namespace {
+// A frame from `src` to `dst` carrying `opcode` for QP `dqpn` at PSN `psn`.
+std::vector<std::uint8_t> frame_for(const char* src, const char* dst, std::uint8_t opcode,
+                                    std::uint32_t dqpn, std::uint32_t psn) {
+  wire::FrameSpec s;
+  s.src_ip = *wire::IpAddress::parse(src);
+  s.dst_ip = *wire::IpAddress::parse(dst);
+  s.packet.bth.opcode = opcode;
+  s.packet.bth.dest_qp = dqpn;
+  s.packet.bth.psn = psn;
+  if (opcode == wire::opcode::kRcFetchAdd) s.packet.atomic_eth = wire::AtomicEth{0x1000, 7, 1, 0};
+  if (opcode == wire::opcode::kRcAtomicAcknowledge) {
+    s.packet.aeth = wire::Aeth{0x1F, 1};
+    s.packet.atomic_ack_eth = wire::AtomicAckEth{41};
+  }
+  std::vector<std::uint8_t> out(wire::frame_size(s));
+  REQUIRE(wire::encode_frame(s, out) == out.size());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("two QP pairs between the same two hosts: each response joins its own PSN space") {
+  using namespace wire::opcode;
+  Analyzer a;
+  std::uint64_t frame = 0;
+  std::vector<PacketRecord> recs;
+  const auto feed = [&](std::vector<std::uint8_t> bytes) {
+    PacketRecord r;
+    ++frame;
+    decode_record(bytes, bytes.size(), wire::LinkType::Ethernet, frame,
+                  static_cast<std::int64_t>(frame) * 1000, r);
+    a.feed(r);
+    recs.push_back(std::move(r));
+  };
+  // Client QP 0x11 -> owner QP 0x11 at PSN 0x100; client QP 0x12 -> owner QP
+  // 0x12 at PSN 0x200; both FetchAdds in flight, then both ATOMIC ACKs.
+  feed(frame_for("10.0.0.2", "10.0.0.1", kRcFetchAdd, 0x11, 0x100));
+  feed(frame_for("10.0.0.2", "10.0.0.1", kRcFetchAdd, 0x12, 0x200));
+  feed(frame_for("10.0.0.1", "10.0.0.2", kRcAtomicAcknowledge, 0x11, 0x100));
+  feed(frame_for("10.0.0.1", "10.0.0.2", kRcAtomicAcknowledge, 0x12, 0x200));
+  for (const Event& e : a.finish()) CHECK(e.type != EventType::Unacknowledged);
+  for (const auto& r : recs) CHECK(of(r, EventType::UnmatchedResponse).empty());
+  CHECK(of(recs[2], EventType::AtomicMatched).at(0).related_frame == 1);
+  CHECK(of(recs[3], EventType::AtomicMatched).at(0).related_frame == 2);
+  const auto convs = a.summaries();
+  REQUIRE(convs.size() == 2);
+  for (const auto& v : convs) {
+    REQUIRE(v.channels.size() == 1);
+    CHECK(v.channels[0].requester.qpn == v.channels[0].responder.qpn);  // 0x11<->0x11, 0x12<->0x12
+  }
+}
+
+TEST_CASE("reordering at the start of a capture: older PSNs that come later are late, not resent") {
+  using namespace wire::opcode;
+  Conversation c;
+  c.request(kRcWriteOnly, 9, 8, wire::Reth{0x1000, 1, 8});
+  c.request(kRcWriteOnly, 10, 8, wire::Reth{0x1008, 1, 8});
+  for (std::uint32_t psn = 5; psn <= 8; ++psn) {
+    CAPTURE(psn);
+    auto& r = c.request(kRcWriteOnly, psn, 8, wire::Reth{0x1000 + 8 * psn, 1, 8});
+    CHECK(of(r, EventType::LateArrival).size() == 1);
+    CHECK(of(r, EventType::Retransmission).empty());
+    CHECK(of(r, EventType::Timeout).empty());
+  }
+}

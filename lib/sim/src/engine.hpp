@@ -201,6 +201,10 @@ struct QpImpl {
   RespItem pending_ack;
   // Adaptive routing: PSNs ahead of epsn already placed, by offset from epsn.
   std::vector<std::uint8_t> ar_seen;  // ring of options.ar_window flags
+  // Packets that arrived early but cannot be placed on arrival (a WRITE or
+  // SEND that completes a receive, e.g. the final WRITE with immediate):
+  // their frames wait here until the window reaches their PSN. Bounded.
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>> ar_stash;
   std::size_t ar_base = 0;            // ring index of epsn
   bool ar_armed = false;
   bool ar_event_queued = false;
@@ -241,6 +245,7 @@ struct QpImpl {
   void reset_queues();
   void ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
   void ar_advance();
+  void run_ar_stash();
   void arm_ar_timer();
 
   [[nodiscard]] SendWqe& wqe_at(std::size_t from_head) noexcept {

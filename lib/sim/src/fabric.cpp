@@ -255,9 +255,10 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
       static_cast<Time>(static_cast<double>((n + kWireOverhead) * 8) * 1e9 / ln.cfg.rate_bps);
   ln.busy_until = start + std::max<Time>(ser, 1);
 
-  // The capture tap is the sender's port: a frame the link drops later is
-  // still in the capture, as with the nftables drops of the rxe corpus.
-  if (pcap) capture_frame(start, wire::Bytes(buffers[buf].data(), n));
+  // At the sender's port a frame the link drops later is still in the
+  // capture, as with the nftables drops of the rxe corpus.
+  if (pcap && cfg.capture_point == CapturePoint::SenderPort)
+    capture_frame(start, wire::Bytes(buffers[buf].data(), n));
 
   const std::uint64_t nth = ++ln.offered;
   if (dropped_by_rule(ln.cfg.drops, spec.packet, nth) || ln.rng.chance(ln.cfg.loss)) {
@@ -315,6 +316,8 @@ void Engine::flush_capture(Time until) {
 
 void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
   const wire::Bytes bytes(buffers[buf].data(), length);
+  // At the receiving port frames are seen as they arrive, reordered or not.
+  if (pcap && cfg.capture_point == CapturePoint::ReceiverPort) capture_frame(now, bytes);
   const wire::Frame f = wire::decode_frame(bytes, wire::LinkType::Ethernet, length);
   bool ok = f.is_roce() && !f.error && f.ib.has_value();
   if (ok && cfg.verify_icrc) {

@@ -72,6 +72,8 @@ void scatter(const ibv_sge* sg, int n, std::uint64_t offset, wire::Bytes data) n
 // new requests (bounded by max_dest_rd_atomic): answers to duplicates are
 // dropped past it, as a NIC drops when its response queue is full.
 constexpr std::size_t kMaxQueuedResponses = 64;
+// Early packets of the adaptive-routing model kept until they can execute.
+constexpr std::size_t kMaxArStash = 16;
 
 // How far ahead of the wire (in time) a NIC with tx_packet_ns == 0 builds
 // packets: about 40 small packets, or one 4 KiB packet, at 100 Gb/s.
@@ -678,6 +680,7 @@ void QpImpl::reset_queues() {
   msn = 0;
   std::fill(ar_seen.begin(), ar_seen.end(), 0);
   ar_base = 0;
+  ar_stash.clear();
 }
 
 // --- Responder ---------------------------------------------------------------------------
@@ -834,6 +837,20 @@ void QpImpl::ar_advance() {
   if (ahead) arm_ar_timer();
 }
 
+void QpImpl::run_ar_stash() {
+  // The window reached a packet that waited in the stash: execute it now, as
+  // if it had just arrived in order (which may slide the window further).
+  // Copies of PSNs already executed (resent meanwhile) are stale.
+  std::erase_if(ar_stash, [&](const auto& e) { return psn_before(e.first, epsn); });
+  const auto it = std::find_if(ar_stash.begin(), ar_stash.end(),
+                               [&](const auto& e) { return e.first == epsn; });
+  if (it == ar_stash.end()) return;
+  const std::vector<std::uint8_t> frame = std::move(it->second);
+  ar_stash.erase(it);
+  const wire::Frame f = wire::decode_frame(frame, wire::LinkType::Ethernet, frame.size());
+  if (f.ib) on_request(*f.ib, f, frame);
+}
+
 void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes) {
   if (state != IBV_QPS_RTR && state != IBV_QPS_RTS && state != IBV_QPS_SQD && state != IBV_QPS_SQE)
     return;
@@ -873,6 +890,12 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
           if (!p.payload.empty()) std::memcpy(mr->host(r.va), p.payload.data(), p.payload.size());
           seen = static_cast<std::uint8_t>(1 | (p.bth.ack_req ? 2 : 0));
         }
+      } else if (!ar_write && ar_stash.size() < kMaxArStash &&
+                 std::none_of(ar_stash.begin(), ar_stash.end(),
+                              [&](const auto& e) { return e.first == psn; })) {
+        // It completes a receive or a message: it must execute in order.
+        // Keep it until the holes before it are filled.
+        ar_stash.emplace_back(psn, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
       }
       if (!ar_armed) arm_ar_timer();
       return;
@@ -1116,7 +1139,10 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
       const bool needs_ack = p.bth.ack_req && (info->operation == Operation::Send ||
                                                info->operation == Operation::Write);
       if (needs_ack) queue_ack(psn, wire::Aeth::ack(), true);
-      if (options.adaptive_routing) ar_advance();
+      if (options.adaptive_routing) {
+        ar_advance();
+        run_ar_stash();
+      }
       break;
     }
     case Verdict::Rnr:

@@ -133,8 +133,19 @@ struct RxeCompat {
   bool retry_cnt_7_infinite = false;
 };
 
+/// Where the capture tap sits.
+enum class CapturePoint : std::uint8_t {
+  /// The sender's port: every frame put on a link, in the order sent; a frame
+  /// the link drops is still there (like an nftables drop after tcpdump's tap).
+  SenderPort,
+  /// The receiving ports: every frame in the order it arrived; dropped frames
+  /// are missing and reordering shows (like tcpdump on the responder's side).
+  ReceiverPort,
+};
+
 struct FabricConfig {
   std::uint64_t seed = 1;
+  CapturePoint capture_point = CapturePoint::SenderPort;
   /// The link model used for every direction not configured explicitly.
   LinkConfig default_link;
   /// How long a responder may hold an ACK to cover more packets (ACK

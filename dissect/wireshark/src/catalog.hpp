@@ -1,0 +1,105 @@
+// The Wireshark plugin's message catalog (private): field names, tree labels,
+// expert summaries and preference texts, in English and Chinese. Event
+// explanations come from the dissect module (dissect::describe).
+//
+// Every text here is a string literal, so text(m).data() is NUL-terminated
+// and lives as long as the program: Wireshark keeps the pointers it is given
+// at registration.
+#pragma once
+
+#include <array>
+
+#include "rdmalab/i18n/i18n.hpp"
+
+namespace rdmalab::wireshark::detail {
+
+using i18n::Message;
+
+inline constexpr std::array kCatalog{
+    Message{"proto.name", "rdmalab RoCE analysis", "rdmalab RoCE 分析"},
+    // ---- field names (shown in the tree, the filter dialog, column titles) ----
+    Message{"hf.event", "Event", "分析事件"},
+    Message{"hf.explanation", "Explanation", "解释"},
+    Message{"hf.expected_psn", "Expected PSN", "期望的 PSN"},
+    Message{"hf.retransmission", "Retransmission", "重传"},
+    Message{"hf.retrans_cause", "Retransmission cause", "重传原因"},
+    Message{"hf.original_frame", "Original transmission in frame", "首次发送所在帧"},
+    Message{"hf.nak", "NAK code", "NAK 错误码"},
+    Message{"hf.nak_meaning", "NAK meaning", "NAK 含义"},
+    Message{"hf.rnr", "RNR NAK timer code", "RNR NAK 定时器编码"},
+    Message{"hf.msg_id", "Message number", "消息编号"},
+    Message{"hf.msg_index", "Packet index in message", "报文在消息中的序号"},
+    Message{"hf.msg_length", "Message length", "消息长度"},
+    Message{"hf.request_frame", "Request in frame", "请求所在帧"},
+    Message{"hf.icrc_status", "ICRC status", "ICRC 校验结果"},
+    Message{"hf.icrc_computed", "Computed ICRC", "计算得到的 ICRC"},
+    Message{"hf.timeout", "Inferred ACK timeout exponent", "推断的 ACK 超时指数"},
+    Message{"hf.wait", "Wait before the resend", "重发前的等待时间"},
+    Message{"hf.retries", "Retries", "重试次数"},
+    Message{"hf.ooo", "Out of order, tolerated", "乱序（已容忍）"},
+    Message{"hf.missing", "Missing PSNs", "缺失的 PSN 个数"},
+    Message{"hf.retry_exhausted", "Retries exhausted", "重试耗尽"},
+    Message{"hf.related_frame", "Related frame", "相关帧"},
+    // ---- tree texts ----
+    Message{"tree.item", "{0}: {1}", "{0}：{1}"},
+    Message{"tree.yes", "yes", "是"},
+    Message{"tree.frame", "frame {}", "第 {} 帧"},
+    Message{"tree.bytes", "{} bytes", "{} 字节"},
+    Message{"tree.us", "{:.1f} µs", "{:.1f} 微秒"},
+    Message{"tree.timeout", "{0} (4.096 µs × 2^{0} ≈ {1:.1f} ms)",
+            "{0}（4.096 微秒 × 2^{0} ≈ {1:.1f} 毫秒）"},
+    Message{"tree.rnr", "{0} ({1} ms)", "{0}（{1} 毫秒）"},
+    Message{"tree.message", "message {0}, packet {1}", "消息 {0}，第 {1} 个报文"},
+    Message{"tree.end_of_capture", "{} (end of capture)", "{}（抓包结束时的结论）"},
+    Message{"icrc.good", "good (0x{:08x})", "正确（0x{:08x}）"},
+    Message{"icrc.bad", "bad: the packet carries 0x{0:08x}, computed 0x{1:08x}",
+            "错误：报文携带 0x{0:08x}，计算值为 0x{1:08x}"},
+    Message{"icrc.unchecked", "not checked (cut by the snap length, or malformed)",
+            "未校验（被抓包截断长度截断，或报文格式错误）"},
+    Message{"cause.nak", "NAK (go-back-N after a PSN sequence error)",
+            "否定确认 NAK（PSN 序列错误后回退 N 重传）"},
+    Message{"cause.rnr", "RNR NAK (receiver not ready)", "RNR NAK（接收端未就绪）"},
+    Message{"cause.timeout", "ACK timeout", "确认 ACK 超时"},
+    Message{"cause.unknown", "unknown", "未知"},
+    // ---- expert information summaries (one per event type) ----
+    Message{"ex.psn_gap", "PSN gap: requests missing on the wire", "PSN 缺口：线路上缺少请求报文"},
+    Message{"ex.out_of_order", "Out-of-order arrival", "乱序到达"},
+    Message{"ex.nak_psn_sequence", "NAK: PSN sequence error", "否定确认 NAK：PSN 序列错误"},
+    Message{"ex.rnr_nak", "RNR NAK: receiver not ready", "RNR NAK：接收端未就绪"},
+    Message{"ex.nak_fatal", "NAK: request refused", "否定确认 NAK：请求被拒绝"},
+    Message{"ex.go_back_n", "Go-back-N resend after a NAK", "收到 NAK 后回退 N 重传"},
+    Message{"ex.rnr_retry", "Resend after an RNR NAK", "RNR NAK 之后的重发"},
+    Message{"ex.timeout", "Resend after an ACK timeout", "确认 ACK 超时后的重发"},
+    Message{"ex.retransmission", "Retransmission", "重传"},
+    Message{"ex.duplicate_request", "Duplicate request", "重复的请求"},
+    Message{"ex.duplicate_ack", "Duplicate ACK", "重复的确认 ACK"},
+    Message{"ex.unmatched_response", "Response to a request not in the capture",
+            "响应所对应的请求不在抓包中"},
+    Message{"ex.retry_exhausted", "Retries exhausted (IBV_WC_RETRY_EXC_ERR)",
+            "重试耗尽（IBV_WC_RETRY_EXC_ERR）"},
+    Message{"ex.unacknowledged", "Requests never acknowledged", "请求始终未被确认"},
+    Message{"ex.cnp", "Congestion notification (CNP)", "拥塞通知报文（CNP）"},
+    Message{"ex.ecn_ce", "ECN Congestion Experienced", "ECN 标记：发生拥塞（CE）"},
+    Message{"ex.length_mismatch", "Message length differs from the RETH DMA length",
+            "消息长度与 RETH 中的 DMA 长度不符"},
+    Message{"ex.icrc_mismatch", "Bad ICRC", "ICRC 校验错误"},
+    Message{"ex.malformed", "Malformed RoCE packet", "RoCE 报文格式错误"},
+    Message{"ex.unknown_opcode", "Unknown BTH opcode", "未知的 BTH 操作码"},
+    // ---- preferences ----
+    Message{"pref.language", "Language of the analysis", "分析结果的语言"},
+    Message{"pref.language.desc",
+            "Language of the rdmalab explanations, tree labels and expert messages. "
+            "\"Environment\" follows LANGUAGE, LC_ALL, LC_MESSAGES and LANG. Field names "
+            "are chosen when Wireshark starts.",
+            "rdmalab 的解释、协议树标签和专家信息所用的语言。“跟随环境”按 LANGUAGE、LC_ALL、"
+            "LC_MESSAGES、LANG 环境变量选择。字段名称在 Wireshark 启动时确定。"},
+    Message{"pref.lang.env", "Environment", "跟随环境"},
+    Message{"pref.lang.en", "English", "英文"},
+    Message{"pref.lang.zh", "Chinese", "中文"},
+};
+
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
+
+}  // namespace rdmalab::wireshark::detail
