@@ -121,7 +121,7 @@ TEST_CASE("every lab's transcript matches its golden file in English and Chinese
   const std::vector<std::pair<const char*, const char*>> labs = {
       {LAB_lab01_send_recv, "lab01"}, {LAB_lab02_write, "lab02"},     {LAB_lab03_read, "lab03"},
       {LAB_lab04_atomics, "lab04"},   {LAB_lab05_write_imm, "lab05"}, {LAB_lab06_mtu, "lab06"},
-      {LAB_lab07_retry, "lab07"}};
+      {LAB_lab07_retry, "lab07"},     {LAB_lab08_adaptive_routing, "lab08"}};
   for (const auto& [bin, name] : labs) {
     CAPTURE(name);
     compare_golden(bin, name, {}, "en");
@@ -229,6 +229,22 @@ TEST_CASE("lab01 --step pauses before every step and goes on at Enter") {
   CHECK(steps >= 5);
   CHECK(prompts == steps);  // one pause before every step
   CHECK(r.out.find("lab01: all checks passed") != std::string::npos);
+}
+
+TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing with it") {
+  const auto j = run_lab_json(LAB_lab08_adaptive_routing, "lab08");
+  CHECK(j.at("ok") == true);
+  for (const char* id : {"done_off", "bytes_off", "done_on", "bytes_on", "off_naks", "on_clean", "on_reth", "faster"})
+    CHECK(check_ok(j, id));
+  CHECK(j.at("ar_off").at("naks").get<int>() > 0);
+  CHECK(j.at("ar_on").at("retransmitted") == 0);
+  CHECK(j.at("ar_on").at("out_of_order").get<int>() > 0);
+  CHECK(j.at("ar_on").at("finish_us").get<double>() < j.at("ar_off").at("finish_us").get<double>());
+  // With one path there is nothing to reorder: both modes deliver in order.
+  const auto one = run_lab_json(LAB_lab08_adaptive_routing, "lab08_one", {"--paths", "1"});
+  CHECK(one.at("ok") == true);
+  CHECK(one.at("ar_off").at("naks") == 0);
+  CHECK(one.at("ar_off").at("out_of_order") == 0);
 }
 
 TEST_CASE("two-process options: clear usage errors when they cannot apply") {

@@ -140,23 +140,31 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
 
   if (!n.narrating() || recs.empty()) return facts;
   std::cout << "\n" << i18n::tr(M("title"), path, facts.packets) << "\n";
-  const auto ends = analyzer.endpoints(1);
-  if (!ends) return facts;
+  // One ladder per conversation (a lab with two QP pairs shows two).
   dissect::LadderOptions lo;
   lo.color = cli::use_colour(1);
-  dissect::LadderText ladder(ends->first, ends->second, recs.front().time_ns, lo);
   std::string out;
-  ladder.header(out);
   std::size_t shown = 0;
-  for (const auto& rec : recs) {
-    if (!rec.is_roce()) continue;
-    if (shown++ == kMaxRows) {
-      out += i18n::tr(M("more"), facts.packets - kMaxRows, path) + "\n";
-      break;
+  for (std::uint32_t id = 1;; ++id) {
+    const auto ends = analyzer.endpoints(id);
+    if (!ends) break;
+    dissect::LadderText ladder(ends->first, ends->second, recs.front().time_ns, lo);
+    if (id > 1) out += "\n";
+    ladder.header(out);
+    for (const auto& rec : recs) {
+      if (!rec.is_roce() || rec.conversation != id) continue;
+      if (shown++ == kMaxRows) {
+        out += i18n::tr(M("more"), facts.packets - kMaxRows, path) + "\n";
+        break;
+      }
+      ladder.row(rec, out);  // the row carries the record's own events
     }
-    ladder.row(rec, out);  // the row carries the record's own events
+    // End-of-capture verdicts name a frame of their conversation.
+    for (const auto& e : tail)
+      for (const auto& rec : recs)
+        if (rec.frame == e.frame && rec.conversation == id) ladder.note(e, out);
+    if (shown > kMaxRows) break;
   }
-  for (const auto& e : tail) ladder.note(e, out);
   std::cout << out;
   return facts;
 }
