@@ -20,7 +20,7 @@ packages=(
   python3
 )
 if [[ "${1:-}" == "--vm" ]]; then
-  packages+=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio rdma-core perftest
+  packages+=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils rdma-core perftest
              iproute2 nftables)
 fi
 

@@ -6,6 +6,7 @@
 #include <net/if.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <memory>
 
 #include "qp_init.hpp"
@@ -145,23 +146,19 @@ class IbvContext final : public Context {
 
   std::vector<GidEntry> gid_table(std::uint8_t port) const override {
     const PortInfo p = query_port(port);
-    std::vector<ibv_gid_entry> entries(static_cast<std::size_t>(std::max(p.gid_table_len, 1)) * 4);
+    // ibv_query_gid_table returns the valid entries of every port. Its buffer
+    // travels in a uverbs ioctl attribute whose length is 16 bits, so it must
+    // stay under 64 KiB (rxe reports a table length of 1024 per port: 1024
+    // entries of 32 bytes already exceed it, and the kernel answers EINVAL).
+    constexpr std::size_t kMaxEntries = 0xFFFF / sizeof(ibv_gid_entry);
+    std::vector<ibv_gid_entry> entries(
+        std::min<std::size_t>(static_cast<std::size_t>(std::max(p.gid_table_len, 1)), kMaxEntries));
     const ssize_t n = ibv_query_gid_table(ctx_, entries.data(), entries.size(), 0);
-    if (n < 0)
-      check_rc(static_cast<int>(-n), "ibv_query_gid_table", ErrorContext{info_.name, port, 0, {}});
+    if (n < 0) return gid_table_by_index(port, p.gid_table_len);
     std::vector<GidEntry> out;
     for (ssize_t i = 0; i < n; ++i) {
       const auto& e = entries[static_cast<std::size_t>(i)];
-      if (e.port_num != port) continue;
-      GidEntry g;
-      g.index = static_cast<int>(e.gid_index);
-      g.gid = e.gid;
-      g.type = e.gid_type == IBV_GID_TYPE_ROCE_V2   ? GidType::RoceV2
-               : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? GidType::RoceV1
-                                                    : GidType::IB;
-      char name[IF_NAMESIZE] = {};
-      if (e.ndev_ifindex != 0 && if_indextoname(e.ndev_ifindex, name) != nullptr) g.netdev = name;
-      out.push_back(std::move(g));
+      if (e.port_num == port) out.push_back(to_entry(e));
     }
     return out;
   }
@@ -180,6 +177,33 @@ class IbvContext final : public Context {
   }
 
  private:
+  static GidEntry to_entry(const ibv_gid_entry& e) {
+    GidEntry g;
+    g.index = static_cast<int>(e.gid_index);
+    g.gid = e.gid;
+    g.type = e.gid_type == IBV_GID_TYPE_ROCE_V2   ? GidType::RoceV2
+             : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? GidType::RoceV1
+                                                  : GidType::IB;
+    char name[IF_NAMESIZE] = {};
+    if (e.ndev_ifindex != 0 && if_indextoname(e.ndev_ifindex, name) != nullptr) g.netdev = name;
+    return g;
+  }
+
+  // The fallback when the whole table cannot be read at once (more valid
+  // entries than one ioctl carries): one ibv_query_gid_ex per index; empty
+  // slots answer ENODATA and are skipped.
+  std::vector<GidEntry> gid_table_by_index(std::uint8_t port, int len) const {
+    std::vector<GidEntry> out;
+    for (int i = 0; i < len; ++i) {
+      ibv_gid_entry e{};
+      if (ibv_query_gid_ex(ctx_, port, static_cast<std::uint32_t>(i), &e, 0) == 0)
+        out.push_back(to_entry(e));
+    }
+    if (out.empty() && len > 0)
+      check_rc(EINVAL, "ibv_query_gid_table", ErrorContext{info_.name, port, 0, {}});
+    return out;
+  }
+
   ibv_context* ctx_;
   DeviceInfo info_;
 };

@@ -1,0 +1,178 @@
+# One check of the softroce label, run on the host after the VM job
+# (run-vm.sh) left its results in RESULTS. CMake's own JSON parser reads the
+# labs' --json output and `rdmapcap summary --json`, so the checks need
+# nothing but cmake.
+#
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=lab [-DCHECKS=id;id...] -P check.cmake
+#       NAME's exit status is 0, its JSON result says "ok": true, and every
+#       check id in CHECKS is reported and passed.
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=doctest -P check.cmake
+#       NAME (a doctest runner) exited 0 and ran all its cases, none skipped.
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=capture -DRDMAPCAP=PATH
+#         [-DPERFTEST=ON] [-DPROTOCOL_ERRORS=1] [-DEXPECT=key=N;key>=N...]
+#         -P check.cmake
+#       NAME exited 0 (with PERFTEST, its perftest server too), NAME.pcap
+#       holds RoCE traffic, none malformed, every ICRC right, rdmapcap finds
+#       protocol errors (exit status 1) exactly when PROTOCOL_ERRORS says so,
+#       and the counters of the summary (summed over every channel) meet
+#       EXPECT.
+#
+# When the VM could not run here, RESULTS/skipped exists: the check prints
+# "softroce: skipped" (the test's SKIP_REGULAR_EXPRESSION) and passes.
+cmake_minimum_required(VERSION 3.25)
+
+if(EXISTS "${RESULTS}/skipped")
+  file(READ "${RESULTS}/skipped" why)
+  message("softroce: skipped: ${why}")
+  return()
+endif()
+
+set(failures "")
+# expect("CONDITION" "what it means"): CONDITION is if() syntax, evaluated here.
+macro(expect condition text)
+  cmake_language(EVAL CODE "if(${condition})\n set(_met TRUE)\nelse()\n set(_met FALSE)\nendif()")
+  if(_met)
+    message("  ok    ${text}")
+  else()
+    message("  FAIL  ${text}")
+    list(APPEND failures "${text}")
+  endif()
+endmacro()
+
+# The exit status of a step, and its output on failure.
+function(step_status step out_var)
+  if(NOT EXISTS "${RESULTS}/${step}.status")
+    message(FATAL_ERROR "softroce: ${step} did not run (no ${step}.status in ${RESULTS})")
+  endif()
+  file(STRINGS "${RESULTS}/${step}.status" status LIMIT_COUNT 1)
+  set(${out_var} "${status}" PARENT_SCOPE)
+endfunction()
+
+function(show_output step)
+  foreach(ext out err)
+    if(EXISTS "${RESULTS}/${step}.${ext}")
+      file(READ "${RESULTS}/${step}.${ext}" text)
+      message("---- ${step}.${ext}\n${text}")
+    endif()
+  endforeach()
+endfunction()
+
+step_status("${STEP}" status)
+set(zero 0)
+expect("status EQUAL zero" "${STEP} exited with status 0 (got ${status})")
+
+if(KIND STREQUAL "lab")
+  file(READ "${RESULTS}/${STEP}.out" json)
+  string(JSON ok ERROR_VARIABLE err GET "${json}" ok)
+  if(err)
+    list(APPEND failures "no JSON result")
+    message("  FAIL  ${STEP} printed no JSON result: ${err}")
+  else()
+    expect("ok" "${STEP} reports \"ok\": true")
+    string(JSON n LENGTH "${json}" checks)
+    set(reported "")
+    if(n GREATER 0)
+      math(EXPR last "${n} - 1")
+      foreach(i RANGE ${last})
+        string(JSON id GET "${json}" checks ${i} id)
+        string(JSON passed GET "${json}" checks ${i} ok)
+        string(JSON detail GET "${json}" checks ${i} detail)
+        list(APPEND reported "${id}")
+        expect("passed" "check ${id} passed ${detail}")
+      endforeach()
+    endif()
+    foreach(id IN LISTS CHECKS)
+      list(FIND reported "${id}" at)
+      expect("NOT at EQUAL -1" "check ${id} is reported")
+    endforeach()
+  endif()
+
+elseif(KIND STREQUAL "doctest")
+  file(READ "${RESULTS}/${STEP}.out" text)
+  # doctest's last lines: "test cases: 8 | 8 passed | 0 failed | 0 skipped".
+  if(text MATCHES "test cases: *([0-9]+) *\\| *([0-9]+) passed *\\| *([0-9]+) failed *\\| *([0-9]+) skipped")
+    set(total ${CMAKE_MATCH_1})
+    set(passed ${CMAKE_MATCH_2})
+    set(skipped ${CMAKE_MATCH_4})
+    expect("total GREATER 0 AND passed EQUAL total" "${passed} of ${total} test cases passed")
+    expect("skipped EQUAL 0" "no test case skipped (${skipped})")
+  else()
+    list(APPEND failures "no doctest summary")
+    message("  FAIL  ${STEP} printed no doctest summary (did it find the devices?)")
+  endif()
+
+elseif(KIND STREQUAL "capture")
+  if(PERFTEST)
+    step_status("${STEP}.server" server)
+    expect("server EQUAL zero" "the perftest server exited with status 0 (got ${server})")
+  endif()
+  set(pcap "${RESULTS}/${STEP}.pcap")
+  execute_process(COMMAND "${RDMAPCAP}" summary --json "${pcap}" OUTPUT_VARIABLE json
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  # rdmapcap exits 1 when the capture holds protocol errors (fatal NAKs,
+  # exhausted retries ...), which some steps cause on purpose; 2 and 3 mean
+  # it could not analyse the file at all.
+  if(NOT rc MATCHES "^[01]$")
+    message(FATAL_ERROR "softroce: rdmapcap summary --json ${pcap} failed (${rc}): ${err}")
+  endif()
+  if(NOT DEFINED PROTOCOL_ERRORS)
+    set(PROTOCOL_ERRORS 0)
+  endif()
+  expect("rc EQUAL PROTOCOL_ERRORS" "rdmapcap exit status ${PROTOCOL_ERRORS} (got ${rc})")
+  string(JSON roce GET "${json}" capture roce)
+  string(JSON malformed GET "${json}" capture malformed)
+  string(JSON icrc GET "${json}" capture icrc_errors)
+  expect("roce GREATER 0" "the capture holds RoCE traffic (${roce} packets)")
+  expect("malformed EQUAL zero" "no malformed packet (${malformed})")
+  expect("icrc EQUAL zero" "every ICRC is right (${icrc} errors)")
+
+  # Sum each counter over every channel of every conversation. A key is a
+  # path in a channel object: naks.psn_sequence, messages.write ...
+  function(channel_sum key out_var)
+    string(REPLACE "." ";" path "${key}")
+    set(sum 0)
+    string(JSON nc LENGTH "${json}" conversations)
+    if(nc GREATER 0)
+      math(EXPR lc "${nc} - 1")
+      foreach(c RANGE ${lc})
+        string(JSON nch LENGTH "${json}" conversations ${c} channels)
+        if(nch GREATER 0)
+          math(EXPR lch "${nch} - 1")
+          foreach(h RANGE ${lch})
+            string(JSON v GET "${json}" conversations ${c} channels ${h} ${path})
+            if(v STREQUAL "ON" OR v STREQUAL "TRUE")
+              set(v 1)
+            elseif(v STREQUAL "OFF" OR v STREQUAL "FALSE")
+              set(v 0)
+            endif()
+            math(EXPR sum "${sum} + ${v}")
+          endforeach()
+        endif()
+      endforeach()
+    endif()
+    set(${out_var} ${sum} PARENT_SCOPE)
+  endfunction()
+
+  foreach(e IN LISTS EXPECT)
+    if(NOT e MATCHES "^([a-z_.]+)(>=|=)([0-9]+)$")
+      message(FATAL_ERROR "softroce: bad EXPECT entry '${e}'")
+    endif()
+    set(key ${CMAKE_MATCH_1})
+    set(op ${CMAKE_MATCH_2})
+    set(want ${CMAKE_MATCH_3})
+    channel_sum(${key} got)
+    if(op STREQUAL "=")
+      expect("got EQUAL want" "${key} = ${want} (got ${got})")
+    else()
+      expect("got GREATER_EQUAL want" "${key} >= ${want} (got ${got})")
+    endif()
+  endforeach()
+
+else()
+  message(FATAL_ERROR "softroce: unknown KIND '${KIND}'")
+endif()
+
+if(failures)
+  show_output("${STEP}")
+  message(FATAL_ERROR "softroce: ${STEP}: failed: ${failures}")
+endif()

@@ -1,0 +1,134 @@
+#!/bin/bash
+# The softroce test job, run inside the Soft-RoCE VM by run-vm.sh (through
+# tools/softroce-vm/softroce-vm): rxe0 on vethA 10.99.0.1, rxe1 on vethB
+# 10.99.0.2, both in the initial network namespace.
+#
+#   in-vm.sh NAME=PATH...    the binaries to use: lab01-send-recv ...
+#                            lab08-adaptive-routing, verbs_device_test,
+#                            softroce_dead_peer
+#
+# Every step leaves its result in $RDMALAB_VM_OUT (the host's results
+# directory): STEP.out (stdout; the JSON result for the labs), STEP.err,
+# STEP.status (the exit status) and STEP.pcap where the step captures the
+# wire. This script only runs the steps and records what happened; the
+# checks are separate ctest tests on the host (check.cmake), one per step,
+# so ctest shows exactly which one failed.
+set -u
+out=${RDMALAB_VM_OUT:?run me inside tools/softroce-vm/softroce-vm}
+declare -A bin
+for a in "$@"; do bin[${a%%=*}]=${a#*=}; done
+
+step_limit=180 # seconds per step: one hung step must not eat the whole budget
+
+# run STEP [ENV=VALUE...] -- COMMAND...: one step, its output and status.
+run() {
+  local step=$1
+  shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  echo "== $step: $*"
+  local t0=$SECONDS
+  env "${envs[@]}" timeout -k 5 "$step_limit" "$@" >"$out/$step.out" 2>"$out/$step.err"
+  local rc=$?
+  echo "$rc" >"$out/$step.status"
+  echo "   exit status $rc after $((SECONDS - t0)) s"
+  return 0
+}
+
+# Capture of vethA, the responder's (rxe0's) end of the wire: whole frames
+# and a large buffer, as the capture chapter recommends.
+tcpdump_pid=""
+capture_start() {
+  tcpdump -i vethA -s 0 -B 32768 -U -w "$out/$1.pcap" udp port 4791 2>"$out/$1.tcpdump.log" &
+  tcpdump_pid=$!
+  # Wait until tcpdump listens, or the first packets are missed.
+  for _ in $(seq 100); do
+    grep -q 'listening on' "$out/$1.tcpdump.log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+}
+capture_stop() {
+  sleep 2 # tcpdump loses the last packets when stopped right after them
+  kill -INT "$tcpdump_pid" 2>/dev/null
+  wait "$tcpdump_pid" 2>/dev/null
+  tcpdump_pid=""
+}
+
+# ib_write_bw from rxe1 (client, requester) to rxe0 (server, responder):
+# five 4096-byte WRITEs at path MTU 1024, so 20 request packets and 5 ACKs.
+write_bw() {
+  local step=$1
+  local args=(-F -x 1 -n 5 -s 4096 -m 1024)
+  timeout 60 ib_write_bw -d rxe0 "${args[@]}" >"$out/$step.server.out" 2>&1 &
+  local server=$!
+  # The client connects over TCP; wait for the server's listening socket.
+  for _ in $(seq 100); do
+    ss -ltn 2>/dev/null | grep -q ':18515 ' && break
+    sleep 0.1
+  done
+  run "$step" -- ib_write_bw -d rxe1 "${args[@]}" 10.99.0.1
+  wait "$server"
+  echo $? >"$out/$step.server.status"
+}
+
+# Labs 01-08 with real verbs, one process, both QPs on rxe0 (the packets stay
+# inside rxe0 and never reach the wire).
+for lab in lab01-send-recv lab02-write lab03-read lab04-atomics lab05-write-imm lab06-mtu \
+           lab07-retry lab08-adaptive-routing; do
+  run "$lab" -- "${bin[$lab]}" --backend verbs -d rxe0 --json --capture "$out/$lab.pcap"
+done
+# Lab 07 breaks the simulated wire; on verbs only two of its scenarios need
+# no broken wire: none (everything succeeds) and rnr (no receive posted: RNR
+# NAKs, and with rnr_retry 0 IBV_WC_RNR_RETRY_EXC_ERR at once).
+lab07=${bin[lab07-retry]}
+run lab07-retry-none -- "$lab07" --backend verbs -d rxe0 --json --scenario none
+run lab07-retry-rnr -- "$lab07" --backend verbs -d rxe0 --json --scenario rnr --rnr-retry 0
+
+# The wrapper conformance suite on one device, then across the wire from
+# rxe1 to rxe0 with the wire captured.
+run conformance-rxe0 RDMALAB_DEVICES=rxe0 -- "${bin[verbs_device_test]}"
+capture_start conformance-rxe1-rxe0
+run conformance-rxe1-rxe0 RDMALAB_DEVICES=rxe1,rxe0 -- "${bin[verbs_device_test]}"
+capture_stop
+
+# perftest across the wire, clean.
+capture_start write-bw
+write_bw write-bw
+capture_stop
+
+# The same with one request dropped: an nftables rule in the input hook (after
+# the capture tap, so the dropped packet is in the capture once) drops the
+# 10th RoCE packet that arrives on vethA. The responder sees a PSN gap, NAKs
+# the missing PSN once (PSN sequence error), and the requester goes back to
+# it (go-back-N).
+nft -f - <<'EOF'
+table inet rdmalab_loss {
+  chain input {
+    type filter hook input priority 0;
+    iifname "vethA" udp dport 4791 numgen inc mod 100000 == 9 counter drop
+  }
+}
+EOF
+capture_start loss-nak
+write_bw loss-nak
+capture_stop
+nft list table inet rdmalab_loss >"$out/loss-nak.nft" 2>&1
+nft delete table inet rdmalab_loss
+
+# A dead peer: every RoCE packet arriving on vethA is dropped, so the WRITE of
+# softroce_dead_peer (rxe1 -> rxe0, timeout 12, retry_cnt 3) is sent 1 + 3
+# times and completes with IBV_WC_RETRY_EXC_ERR.
+nft -f - <<'EOF'
+table inet rdmalab_dead {
+  chain input {
+    type filter hook input priority 0;
+    iifname "vethA" udp dport 4791 counter drop
+  }
+}
+EOF
+capture_start dead-peer
+run dead-peer -- "${bin[softroce_dead_peer]}"
+capture_stop
+nft delete table inet rdmalab_dead
+exit 0

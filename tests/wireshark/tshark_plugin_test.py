@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""The Wireshark plugin inside tshark agrees with rdmapcap.
+
+For every capture in tests/data, tshark with the plugin loaded marks the same
+frames with the same events as `rdmapcap decode --json` reports (compared as
+sets of frame numbers per event type), display filters on the plugin's fields
+select exactly those frames, and a capture whose ICRC was corrupted here is
+flagged on the corrupted frame only.
+
+Usage: tshark_plugin_test.py CHECK --rdmapcap PATH --plugin-dir DIR
+                             --data DIR --work DIR [--preload LIBS]
+
+CHECK is one of: events, single_pass, filters, icrc, language.
+
+tshark only loads plugins from WIRESHARK_PLUGIN_DIR or the personal plugin
+folder when it does not run with "special privileges", and it counts root as
+such. As root the test therefore runs tshark in a new user namespace
+(`unshare --user`), where it is an ordinary user.
+"""
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+NAK_EVENTS = {"nak_psn_sequence", "nak_fatal", "rnr_nak"}
+
+
+class Env:
+    def __init__(self, args):
+        self.rdmapcap = args.rdmapcap
+        self.data = args.data
+        self.work = args.work
+        os.makedirs(self.work, exist_ok=True)
+        # An empty home: no personal preferences, no other copy of the plugin.
+        self.home = tempfile.mkdtemp(prefix="home-", dir=self.work)
+        os.chmod(self.home, 0o755)
+        # No extcap helpers: tshark would start each one at start-up (slow,
+        # and under a sanitizer preload they hang).
+        self.extcap = os.path.join(self.home, "extcap")
+        os.makedirs(self.extcap)
+        self.env = dict(os.environ)
+        self.env.update({
+            "HOME": self.home,
+            "XDG_CONFIG_HOME": os.path.join(self.home, ".config"),
+            "WIRESHARK_PLUGIN_DIR": args.plugin_dir,
+            "WIRESHARK_EXTCAP_DIR": self.extcap,
+            "LC_ALL": "C.UTF-8",
+            "LANGUAGE": "",
+        })
+        for var in ("WIRESHARK_CONFIG_DIR", "LANG", "LC_MESSAGES"):
+            self.env.pop(var, None)
+        if args.preload:
+            # A sanitizer build: the plugin needs the sanitizer runtimes,
+            # which must be loaded before tshark's own libraries.
+            self.env["LD_PRELOAD"] = args.preload
+            self.env["ASAN_OPTIONS"] = "detect_leaks=0"
+        self.prefix = ["unshare", "--user"] if os.geteuid() == 0 else []
+
+    def tshark(self, capture, *extra):
+        cmd = self.prefix + ["tshark", "-n", "-r", capture] + list(extra)
+        res = subprocess.run(cmd, env=self.env, capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            fail(f"tshark failed ({res.returncode}): {' '.join(cmd)}\n{res.stderr}")
+        return res.stdout
+
+    def check_plugin_loaded(self):
+        cmd = self.prefix + ["tshark", "-G", "plugins"]
+        res = subprocess.run(cmd, env=self.env, capture_output=True, text=True, check=False)
+        if "rdmalab" not in res.stdout:
+            fail("tshark did not load the rdmalab plugin from WIRESHARK_PLUGIN_DIR="
+                 f"{self.env['WIRESHARK_PLUGIN_DIR']}\n{res.stdout}{res.stderr}")
+
+    def captures(self):
+        names = sorted(n for n in os.listdir(self.data) if n.endswith((".pcap", ".pcapng")))
+        if not names:
+            fail(f"no captures in {self.data}")
+        return [os.path.join(self.data, n) for n in names]
+
+    def rdmapcap_json(self, capture):
+        res = subprocess.run([self.rdmapcap, "decode", "--json", "--lang", "en", capture],
+                             capture_output=True, text=True, check=False)
+        # Exit code 1 means "the capture holds protocol errors": still valid output.
+        if res.returncode not in (0, 1):
+            fail(f"rdmapcap failed ({res.returncode}) on {capture}\n{res.stderr}")
+        return [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def rdmapcap_events(env, capture, end_of_capture=True):
+    """{event type: {frames}} from rdmapcap."""
+    out = collections.defaultdict(set)
+    for obj in env.rdmapcap_json(capture):
+        if obj.get("end_of_capture"):
+            if end_of_capture:
+                out[obj["event"]["type"]].add(obj["event"]["frame"])
+            continue
+        for e in obj.get("events", []):
+            out[e["type"]].add(e["frame"])
+    return dict(out)
+
+
+def tshark_events(env, capture, two_pass):
+    """{event type: {frames}} from the plugin's rdmalab.event field."""
+    args = ["-T", "fields", "-e", "frame.number", "-e", "rdmalab.event",
+            "-E", "occurrence=a", "-E", "aggregator=,"]
+    if two_pass:
+        args.insert(0, "-2")
+    out = collections.defaultdict(set)
+    for line in env.tshark(capture, *args).splitlines():
+        frame, _, events = line.partition("\t")
+        for name in filter(None, events.split(",")):
+            out[name].add(int(frame))
+    return dict(out)
+
+
+def filtered_frames(env, capture, display_filter, two_pass=True):
+    args = ["-Y", display_filter, "-T", "fields", "-e", "frame.number"]
+    if two_pass:
+        args.insert(0, "-2")
+    return {int(x) for x in env.tshark(capture, *args).split()}
+
+
+def compare(what, got, expected):
+    if got != expected:
+        lines = [f"{what}: plugin and rdmapcap disagree"]
+        for t in sorted(set(got) | set(expected)):
+            g, e = got.get(t, set()), expected.get(t, set())
+            if g != e:
+                lines.append(f"  {t}: plugin only {sorted(g - e)}, rdmapcap only {sorted(e - g)}")
+        fail("\n".join(lines))
+
+
+def check_events(env):
+    """Two-pass tshark marks every frame with the events rdmapcap reports."""
+    total = 0
+    for capture in env.captures():
+        expected = rdmapcap_events(env, capture)
+        compare(os.path.basename(capture) + " (-2)", tshark_events(env, capture, True), expected)
+        total += sum(len(v) for v in expected.values())
+    if total == 0:
+        fail("no events at all: the comparison proved nothing")
+    print(f"events: {len(env.captures())} captures, {total} (event, frame) pairs agree")
+
+
+def check_single_pass(env):
+    """One pass shows every per-packet event; end-of-capture ones need -2."""
+    for capture in env.captures():
+        expected = rdmapcap_events(env, capture, end_of_capture=False)
+        compare(os.path.basename(capture) + " (one pass)", tshark_events(env, capture, False),
+                expected)
+    print("single_pass: per-packet events agree without -2")
+
+
+# Captures for the filter checks: between them every filter selects some
+# frames, and one clean capture where most select none. (tshark takes about a
+# second to start, so the filters are not run on every capture; the events
+# check covers all of them through the same fields.)
+FILTER_CAPTURES = ["loss_drop_one_nak.pcap", "loss_tail_drop_timeout.pcap",
+                   "dead_peer_retry_exceeded.pcap", "reorder_gap5_write.pcap",
+                   "read_bw_s512.pcap", "atomic_fetch_add.pcap"]
+
+
+def check_filters(env):
+    """A display filter on a plugin field selects exactly the frames rdmapcap names."""
+    seen = collections.Counter()
+    for capture in (os.path.join(env.data, n) for n in FILTER_CAPTURES):
+        name = os.path.basename(capture)
+        records = env.rdmapcap_json(capture)
+        ev = rdmapcap_events(env, capture)
+
+        def frames_of(*types):
+            return set().union(*(ev.get(t, set()) for t in types))
+
+        timeout_retx = set()
+        timeout_exp = {}
+        for obj in records:
+            for e in obj.get("events", []):
+                if e["type"] == "retransmission" and e.get("cause") == "timeout":
+                    timeout_retx.add(e["frame"])
+                if e["type"] == "timeout" and "timeout" in e:
+                    timeout_exp[e["frame"]] = e["timeout"]
+        checks = {
+            "rdmalab.retransmission": frames_of("retransmission"),
+            "rdmalab.nak": frames_of(*NAK_EVENTS),
+            'rdmalab.icrc.status == "bad"': frames_of("icrc_mismatch"),
+            "rdmalab.retry_exhausted": frames_of("retry_exhausted"),
+            "rdmalab.ooo": frames_of("out_of_order"),
+            'rdmalab.retrans_cause == "timeout"': timeout_retx,
+            'rdmalab.expert.retransmission && _ws.expert.severity == "Warning"':
+                frames_of("retransmission"),
+            'rdmalab.expert.retry_exhausted && _ws.expert.severity == "Error"':
+                frames_of("retry_exhausted"),
+        }
+        for flt, expected in checks.items():
+            got = filtered_frames(env, capture, flt)
+            if got != expected:
+                fail(f"{name}: -Y '{flt}' selects {sorted(got)}, rdmapcap says {sorted(expected)}")
+            seen[flt] += len(expected)
+        # READ responses and atomic ACKs name their request. (Every packet of
+        # a multi-packet READ response does; rdmapcap names it on the last
+        # one: these captures hold single-packet responses.)
+        matched = {e["frame"]: e["related_frame"] for obj in records
+                   for e in obj.get("events", []) if e["type"] in ("read_response", "atomic_ack")}
+        out = env.tshark(capture, "-2", "-Y", "rdmalab.request_frame", "-T", "fields",
+                         "-e", "frame.number", "-e", "rdmalab.request_frame")
+        got = {int(f): int(r) for f, r in (line.split("\t") for line in out.splitlines())}
+        if got != matched:
+            fail(f"{name}: rdmalab.request_frame {got}, rdmapcap says {matched}")
+        seen["rdmalab.request_frame"] += len(matched)
+        # The inferred timeout exponent, frame by frame.
+        out = env.tshark(capture, "-2", "-Y", "rdmalab.timeout", "-T", "fields",
+                         "-e", "frame.number", "-e", "rdmalab.timeout")
+        got = {int(f): int(t) for f, t in (line.split("\t") for line in out.splitlines())}
+        if got != timeout_exp:
+            fail(f"{name}: rdmalab.timeout {got}, rdmapcap says {timeout_exp}")
+        seen["rdmalab.timeout"] += len(timeout_exp)
+        # The ICRC verdict of every frame equals rdmapcap's.
+        good = {obj["frame"] for obj in records if obj.get("icrc", {}).get("ok") is True}
+        got = filtered_frames(env, capture, 'rdmalab.icrc.status == "good"')
+        if got != good:
+            fail(f"{name}: ICRC good on {sorted(got)}, rdmapcap says {sorted(good)}")
+        seen['rdmalab.icrc.status == "good"'] += len(good)
+    empty = [flt for flt, n in seen.items()
+             if n == 0 and "icrc" not in flt]  # bad ICRCs: see the icrc check
+    if empty:
+        fail(f"no capture exercises {empty}: the filter checks proved nothing")
+    print("filters: " + ", ".join(f"{k} ({v})" for k, v in seen.items()))
+
+
+def corrupt_copy(src, dst):
+    """Copies a classic pcap and flips one payload byte of the first frame
+    long enough to carry a payload; returns that frame's number."""
+    with open(src, "rb") as f:
+        blob = bytearray(f.read())
+    magic = struct.unpack_from("<I", blob, 0)[0]
+    endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    offset, frame = 24, 0
+    while offset + 16 <= len(blob):
+        caplen = struct.unpack_from(endian + "I", blob, offset + 8)[0]
+        frame += 1
+        data = offset + 16
+        # Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 = 70: anything
+        # past 100 bytes and before the 4-byte ICRC is payload.
+        if caplen > 200:
+            blob[data + caplen - 20] ^= 0x01
+            with open(dst, "wb") as f:
+                f.write(blob)
+            return frame
+        offset = data + caplen
+    fail(f"no frame with a payload in {src}")
+    return 0
+
+
+def check_icrc(env):
+    """A corrupted payload byte: rdmapcap and the plugin flag that frame only."""
+    src = os.path.join(env.data, "write_bw_s512.pcap")
+    dst = os.path.join(env.work, "write_bw_s512_bad_icrc.pcap")
+    frame = corrupt_copy(src, dst)
+    expected = rdmapcap_events(env, dst)
+    if expected.get("icrc_mismatch") != {frame}:
+        fail(f"rdmapcap reports ICRC mismatches on {expected.get('icrc_mismatch')}, "
+             f"expected frame {frame} only")
+    compare("corrupted ICRC (-2)", tshark_events(env, dst, True), expected)
+    for flt in ('rdmalab.icrc.status == "bad"', "rdmalab.icrc.status == 2",
+                "rdmalab.expert.icrc_mismatch",
+                'rdmalab.expert.icrc_mismatch && _ws.expert.severity == "Error"'):
+        got = filtered_frames(env, dst, flt)
+        if got != {frame}:
+            fail(f"-Y '{flt}' selects {sorted(got)}, expected [{frame}]")
+    # The computed value is shown next to the verdict.
+    out = env.tshark(dst, "-Y", f"frame.number == {frame}", "-T", "fields",
+                     "-e", "rdmalab.icrc.computed")
+    if not out.strip().startswith("0x"):
+        fail(f"rdmalab.icrc.computed missing on frame {frame}: {out!r}")
+    shutil.copyfile(src, dst)  # the unmodified copy passes again
+    if filtered_frames(env, dst, 'rdmalab.icrc.status == "bad"'):
+        fail("the unmodified capture has a bad ICRC")
+    print(f"icrc: frame {frame} flagged, nothing else")
+
+
+def check_language(env):
+    """The language preference switches explanations between English and Chinese."""
+    capture = os.path.join(env.data, "loss_drop_one_nak.pcap")
+    texts = {}
+    for lang in ("en", "zh"):
+        out = env.tshark(capture, "-2", "-o", f"rdmalab.language:{lang}", "-Y",
+                         "rdmalab.retransmission", "-T", "fields", "-e", "rdmalab.explanation")
+        texts[lang] = out
+    def has_han(text):
+        return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+    if not texts["en"].strip() or has_han(texts["en"]):
+        fail(f"English explanations expected: {texts['en']!r}")
+    if not has_han(texts["zh"]):
+        fail(f"Chinese explanations expected: {texts['zh']!r}")
+    if len(texts["en"].splitlines()) != len(texts["zh"].splitlines()):
+        fail("the language changed which frames carry explanations")
+    print("language: en and zh explanations on the same frames")
+
+
+CHECKS = {
+    "events": check_events,
+    "single_pass": check_single_pass,
+    "filters": check_filters,
+    "icrc": check_icrc,
+    "language": check_language,
+}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("check", choices=sorted(CHECKS))
+    p.add_argument("--rdmapcap", required=True)
+    p.add_argument("--plugin-dir", required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--preload", default="")
+    args = p.parse_args()
+    env = Env(args)
+    try:
+        env.check_plugin_loaded()
+        CHECKS[args.check](env)
+    finally:
+        shutil.rmtree(env.home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
