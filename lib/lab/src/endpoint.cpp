@@ -77,14 +77,18 @@ sim::LinkConfig* Environment::link(std::string_view from, std::string_view to) c
 Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBackendOptions sim) {
   sim.fabric.seed = o.seed;
   sim.capture_path = o.capture;
-  if (const auto dir = std::filesystem::path(o.capture).parent_path(); !dir.empty())
-    std::filesystem::create_directories(dir);
-  std::string said;
-  Environment env;
   // Two processes can only meet over real verbs.
   auto choice = *verbs::parse_backend_choice(o.backend);
   if (choice == verbs::BackendChoice::Auto && (o.listen || !o.connect.empty()))
     choice = verbs::BackendChoice::Verbs;
+  // Only the simulator writes a capture: create its folder for it alone (a
+  // run on real verbs may well sit in a read-only directory).
+  const bool simulated = choice == verbs::BackendChoice::Sim ||
+                         (choice == verbs::BackendChoice::Auto && verbs::count_verbs_devices() == 0);
+  if (const auto dir = std::filesystem::path(o.capture).parent_path(); simulated && !dir.empty())
+    std::filesystem::create_directories(dir);
+  std::string said;
+  Environment env;
   env.backend = verbs::choose_backend(choice, std::move(sim), &said);
   env.simulated = env.backend->kind() == verbs::BackendKind::Sim;
   n.say(said);
