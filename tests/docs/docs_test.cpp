@@ -31,40 +31,13 @@
 
 #include "rdmalab/wire/timers.hpp"
 
+#include "docs_text.hpp"
+
 namespace fs = std::filesystem;
+using namespace rdmalab::docs_test;
 
 namespace {
 
-const fs::path kDocs = fs::path(RDMALAB_TEST_DATA) / ".." / ".." / "docs";
-const fs::path kGolden = fs::path(RDMALAB_TEST_DATA) / ".." / "labs" / "golden";
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string line;
-  std::istringstream in(text);
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 struct Heading {
   int level = 0;
