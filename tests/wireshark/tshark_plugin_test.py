@@ -167,7 +167,7 @@ def check_single_pass(env):
 # check covers all of them through the same fields.)
 FILTER_CAPTURES = ["loss_drop_one_nak.pcap", "loss_tail_drop_timeout.pcap",
                    "dead_peer_retry_exceeded.pcap", "reorder_gap5_write.pcap",
-                   "read_bw_s512.pcap", "atomic_fetch_add.pcap"]
+                   "read_bw_s512.pcap", "atomic_fetch_add.pcap", "sim_rnr_nak.pcap"]
 
 
 def check_filters(env):
@@ -182,11 +182,14 @@ def check_filters(env):
             return set().union(*(ev.get(t, set()) for t in types))
 
         timeout_retx = set()
+        rnr_retx = set()
         timeout_exp = {}
         for obj in records:
             for e in obj.get("events", []):
                 if e["type"] == "retransmission" and e.get("cause") == "timeout":
                     timeout_retx.add(e["frame"])
+                if e["type"] == "retransmission" and e.get("cause") == "rnr":
+                    rnr_retx.add(e["frame"])
                 if e["type"] == "timeout" and "timeout" in e:
                     timeout_exp[e["frame"]] = e["timeout"]
         checks = {
@@ -196,6 +199,9 @@ def check_filters(env):
             "rdmalab.retry_exhausted": frames_of("retry_exhausted"),
             "rdmalab.ooo": frames_of("out_of_order"),
             'rdmalab.retrans_cause == "timeout"': timeout_retx,
+            'rdmalab.retrans_cause == "rnr"': rnr_retx,
+            "rdmalab.rnr_timer": frames_of("rnr_nak"),
+            'rdmalab.expert.rnr_nak && _ws.expert.severity == "Note"': frames_of("rnr_nak"),
             'rdmalab.expert.retransmission && _ws.expert.severity == "Warning"':
                 frames_of("retransmission"),
             'rdmalab.expert.retry_exhausted && _ws.expert.severity == "Error"':
