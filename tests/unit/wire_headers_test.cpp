@@ -179,7 +179,8 @@ TEST_CASE("pad count larger than the bytes after the headers is malformed") {
 }
 
 TEST_CASE("snap-length truncation is told apart from a malformed packet") {
-  const IbPacket p = sample(*find_opcode(0x0A), std::vector<std::uint8_t>(1024, 1));
+  const std::vector<std::uint8_t> payload(1024, 1);  // outlives p, whose payload is a view of it
+  const IbPacket p = sample(*find_opcode(0x0A), payload);
   std::vector<std::uint8_t> buf(ib_encoded_size(p));
   Writer w(buf);
   REQUIRE(encode_ib(p, w));
