@@ -42,12 +42,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   tg.role = tr(M("target"));
   lab::EndpointSpec spec;
   spec.buffer = o.size;
-  spec.device = env.simulated ? "sim1" : o.common.device;
-  lab::open_endpoint(n, env, wr, spec, o.common);
-  spec.buffer = o.offset + o.size + 256;
-  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  spec.device = env.simulated ? "sim0" : o.common.device;
-  lab::open_endpoint(n, env, tg, spec, o.common);
+  lab::EndpointSpec responder = spec;
+  responder.buffer = o.offset + o.size + 256;
+  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  lab::open_pair(n, env, wr, tg, spec, responder, o.common);
   n.say(tr(M("why.access")));
 
   // One-sided: the writer must know where to write. The line below is what

@@ -43,11 +43,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   src.role = tr(M("source"));
   lab::EndpointSpec spec;
   spec.buffer = std::size_t{o.size} * iters;
-  spec.device = env.simulated ? "sim1" : o.common.device;
-  lab::open_endpoint(n, env, rd, spec, o.common);
-  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
-  spec.device = env.simulated ? "sim0" : o.common.device;
-  lab::open_endpoint(n, env, src, spec, o.common);
+  lab::EndpointSpec responder = spec;
+  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+  lab::open_pair(n, env, rd, src, spec, responder, o.common);
 
   n.step(tr(M("step.exchange")));
   rd.first_psn = 0x000100;

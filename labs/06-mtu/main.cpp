@@ -53,11 +53,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   tg.role = tr(M("target"));
   lab::EndpointSpec spec;
   spec.buffer = std::size_t{o.size} * iters;
-  spec.device = env.simulated ? "sim1" : o.common.device;
-  lab::open_endpoint(n, env, wr, spec, o.common);
-  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  spec.device = env.simulated ? "sim0" : o.common.device;
-  lab::open_endpoint(n, env, tg, spec, o.common);
+  lab::EndpointSpec responder = spec;
+  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  lab::open_pair(n, env, wr, tg, spec, responder, o.common);
 
   n.step(tr(M("step.connect")));
   wr.first_psn = 0x000000;  // as in the course's example: PSNs 0..5 for two 3072-byte writes

@@ -124,11 +124,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   spec.buffer = std::size_t{o.size} * iters;
   spec.cqe = 2 * o.iters + 2;
   spec.max_wr = iters + 1;
-  spec.device = env.simulated ? "sim1" : o.common.device;
-  lab::open_endpoint(n, env, rq, spec, o.common);
-  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  spec.device = env.simulated ? "sim0" : o.common.device;
-  lab::open_endpoint(n, env, rs, spec, o.common);
+  lab::EndpointSpec responder = spec;
+  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  lab::open_pair(n, env, rq, rs, spec, responder, o.common);
   rq.first_psn = 0x000000;
   rs.first_psn = 0x000200;
   lab::ConnectSpec c;

@@ -78,11 +78,9 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
   rx.role = tr(M("receiver"));
   lab::EndpointSpec spec;
   spec.buffer = o.size;
-  spec.device = env.simulated ? "sim1" : o.common.device;
-  lab::open_endpoint(n, env, tx, spec, common);
-  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  spec.device = env.simulated ? "sim0" : o.common.device;
-  lab::open_endpoint(n, env, rx, spec, common);
+  lab::EndpointSpec responder = spec;
+  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  lab::open_pair(n, env, tx, rx, spec, responder, common);
   tx.first_psn = 0x000100;
   rx.first_psn = 0x000200;
   lab::ConnectSpec c;

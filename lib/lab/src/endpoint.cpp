@@ -83,8 +83,9 @@ Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBack
     choice = verbs::BackendChoice::Verbs;
   // Only the simulator writes a capture: create its folder for it alone (a
   // run on real verbs may well sit in a read-only directory).
-  const bool simulated = choice == verbs::BackendChoice::Sim ||
-                         (choice == verbs::BackendChoice::Auto && verbs::count_verbs_devices() == 0);
+  const bool simulated =
+      choice == verbs::BackendChoice::Sim ||
+      (choice == verbs::BackendChoice::Auto && verbs::count_verbs_devices() == 0);
   if (const auto dir = std::filesystem::path(o.capture).parent_path(); simulated && !dir.empty())
     std::filesystem::create_directories(dir);
   std::string said;
@@ -146,6 +147,14 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
                      spec.max_wr, spec.max_wr),
          fmt::format("qp_num {}", hex(e.qp->qpn(), 6)));
   n.say(tr(M("why.qp")));
+}
+
+void open_pair(Narrator& n, Environment& env, Endpoint& requester, Endpoint& responder,
+               EndpointSpec requester_spec, EndpointSpec responder_spec, const CommonOptions& o) {
+  requester_spec.device = env.simulated ? "sim1" : o.device;
+  responder_spec.device = env.simulated ? "sim0" : o.device;
+  open_endpoint(n, env, requester, requester_spec, o);
+  open_endpoint(n, env, responder, responder_spec, o);
 }
 
 verbs::ConnInfo conn_info(const Endpoint& e, int mtu, bool one_sided) {

@@ -69,6 +69,12 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
 /// buffer when `one_sided`).
 [[nodiscard]] verbs::ConnInfo conn_info(const Endpoint& e, int mtu, bool one_sided);
 
+/// Opens a requester and a responder endpoint: on the simulator the requester
+/// is host sim1 and the responder sim0; on real verbs both use -d (two QPs on
+/// one device). The specs' device fields are filled in here.
+void open_pair(Narrator& n, Environment& env, Endpoint& requester, Endpoint& responder,
+               EndpointSpec requester_spec, EndpointSpec responder_spec, const CommonOptions& o);
+
 /// Prints the out-of-band message this endpoint sends its peer and returns it.
 verbs::ConnInfo show_exchange(Narrator& n, const Endpoint& e, int mtu, bool one_sided);
 
