@@ -69,4 +69,6 @@ function(rdmalab_add_lab name)
   cmake_parse_arguments(ARG "" "NAMESPACE" "SOURCES" ${ARGN})
   rdmalab_add_tool(${name} SOURCES ${ARG_SOURCES} DEPS rdmalab::lab
                    CATALOG messages.hpp rdmalab::${ARG_NAMESPACE}::catalog)
+  # The end-to-end and docs tests run every lab registered here.
+  set_property(GLOBAL APPEND PROPERTY RDMALAB_LABS ${name})
 endfunction()

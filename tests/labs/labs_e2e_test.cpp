@@ -6,71 +6,13 @@
 // output with: scripts/regen-golden.sh
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
+#include "lab_test.hpp"
 
-#include "run.hpp"
-
-namespace fs = std::filesystem;
-using nlohmann::json;
-
-namespace {
-
-std::string tmp_capture(const std::string& name) {
-  return (fs::temp_directory_path() / ("rdmalab_e2e_" + name + ".pcap")).string();
-}
-
-json run_json(const std::vector<std::string>& argv) {
-  auto r = run(argv);
-  INFO(r.out);
-  REQUIRE(r.status == 0);
-  return json::parse(r.out);
-}
-
-bool check_ok(const json& j, const std::string& id) {
-  for (const auto& c : j.at("checks"))
-    if (c.at("id") == id) return c.at("ok").get<bool>();
-  FAIL("no check " << id);
-  return false;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The transcript in one language, masked, compared with its golden file.
-// With RDMALAB_REGEN_GOLDEN=1 the golden file is written instead.
-void compare_golden(const std::string& bin, const std::string& name, std::vector<std::string> args,
-                    const std::string& lang) {
-  std::vector<std::string> argv{bin, "--lang", lang, "--backend", "sim", "--seed", "1", "--capture",
-                                tmp_capture(name + "_" + lang)};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run(argv);
-  REQUIRE(r.status == 0);
-  // The capture path is a temporary file: show it as the default would be.
-  std::string text = mask_addresses(r.out);
-  for (std::size_t at; (at = text.find(tmp_capture(name + "_" + lang))) != std::string::npos;)
-    text.replace(at, tmp_capture(name + "_" + lang).size(), "captures/" + name.substr(0, 5) + ".pcap");
-  const fs::path golden = fs::path(RDMALAB_GOLDEN_DIR) / (name + "." + lang + ".txt");
-  if (const char* regen = std::getenv("RDMALAB_REGEN_GOLDEN"); regen != nullptr && *regen == '1') {
-    std::ofstream(golden) << text;
-    return;
-  }
-  REQUIRE_MESSAGE(fs::exists(golden), "missing " << golden << ": run scripts/regen-golden.sh");
-  CHECK(text == read_file(golden));
-}
-
-}  // namespace
+using namespace rdmalab_lab_test;
 
 TEST_CASE("lab01: SEND/RECV delivers the bytes, both sides complete, SEND Only + ACK on the wire") {
-  const auto j = run_json({LAB_lab01_send_recv, "--json", "--backend", "sim", "--seed", "1", "--capture",
-                           tmp_capture("lab01")});
+  const auto j = run_json({LAB_lab01_send_recv, "--json", "--backend", "sim", "--seed", "1",
+                           "--capture", tmp_capture("lab01")});
   CHECK(j.at("lab") == "lab01");
   CHECK(j.at("backend") == "sim");
   CHECK(j.at("ok") == true);
@@ -93,17 +35,18 @@ TEST_CASE("lab01: SEND/RECV delivers the bytes, both sides complete, SEND Only +
 }
 
 TEST_CASE("lab01 -s 3000 -m 1024: one SEND becomes First, Middle, Last") {
-  const auto j = run_json({LAB_lab01_send_recv, "--json", "--backend", "sim", "-s", "3000", "-m", "1024",
-                           "--capture", tmp_capture("lab01_mtu")});
+  const auto j = run_json({LAB_lab01_send_recv, "--json", "--backend", "sim", "-s", "3000", "-m",
+                           "1024", "--capture", tmp_capture("lab01_mtu")});
   CHECK(j.at("ok") == true);
   std::vector<std::string> ops;
   for (const auto& f : j.at("wire").at("frames")) ops.push_back(f.at("opname"));
-  CHECK(ops == std::vector<std::string>{"RC SEND First", "RC SEND Middle", "RC SEND Last", "RC Acknowledge"});
+  CHECK(ops == std::vector<std::string>{"RC SEND First", "RC SEND Middle", "RC SEND Last",
+                                        "RC Acknowledge"});
 }
 
 TEST_CASE("lab01 --no-recv: RNR NAK on the wire, IBV_WC_RNR_RETRY_EXC_ERR on the sender") {
-  const auto j = run_json({LAB_lab01_send_recv, "--json", "--backend", "sim", "--no-recv", "--capture",
-                           tmp_capture("lab01_rnr")});
+  const auto j = run_json({LAB_lab01_send_recv, "--json", "--backend", "sim", "--no-recv",
+                           "--capture", tmp_capture("lab01_rnr")});
   CHECK(j.at("ok") == true);
   CHECK(check_ok(j, "rnr"));
   CHECK(check_ok(j, "wire_rnr"));
@@ -119,8 +62,9 @@ TEST_CASE("lab01: wrong option values are usage errors (exit 2), in both languag
 
 TEST_CASE("every lab's transcript matches its golden file in English and Chinese") {
   const std::vector<std::pair<const char*, const char*>> labs = {
-      {LAB_lab01_send_recv, "lab01"}, {LAB_lab02_write, "lab02"},     {LAB_lab03_read, "lab03"},
-      {LAB_lab04_atomics, "lab04"},   {LAB_lab05_write_imm, "lab05"}, {LAB_lab06_mtu, "lab06"},
+      {LAB_lab01_send_recv, "lab01"}, {LAB_lab02_write, "lab02"},
+      {LAB_lab03_read, "lab03"},      {LAB_lab04_atomics, "lab04"},
+      {LAB_lab05_write_imm, "lab05"}, {LAB_lab06_mtu, "lab06"},
       {LAB_lab07_retry, "lab07"},     {LAB_lab08_adaptive_routing, "lab08"}};
   for (const auto& [bin, name] : labs) {
     CAPTURE(name);
@@ -129,16 +73,11 @@ TEST_CASE("every lab's transcript matches its golden file in English and Chinese
   }
 }
 
-json run_lab_json(const char* bin, const std::string& name, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv{bin, "--json", "--backend", "sim", "--seed", "1", "--capture", tmp_capture(name)};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return run_json(argv);
-}
-
 TEST_CASE("lab02: the WRITE lands at the offset, the target's CQ stays empty, RETH on the wire") {
   const auto j = run_lab_json(LAB_lab02_write, "lab02");
   CHECK(j.at("ok") == true);
-  for (const char* id : {"write_ok", "bytes", "untouched", "target_silent", "wire", "icrc"}) CHECK(check_ok(j, id));
+  for (const char* id : {"write_ok", "bytes", "untouched", "target_silent", "wire", "icrc"})
+    CHECK(check_ok(j, id));
   const auto& f = j.at("wire").at("frames");
   REQUIRE(f.size() == 4);  // First, Middle, Last, ACK
   CHECK(f[0].at("opname") == "RC RDMA WRITE First");
@@ -150,7 +89,8 @@ TEST_CASE("lab02: the WRITE lands at the offset, the target's CQ stays empty, RE
 TEST_CASE("lab03: READ Requests take one PSN per response packet") {
   const auto j = run_lab_json(LAB_lab03_read, "lab03", {"-s", "2048", "-n", "2"});
   CHECK(j.at("ok") == true);
-  for (const char* id : {"read_ok", "bytes", "source_silent", "psn", "wire"}) CHECK(check_ok(j, id));
+  for (const char* id : {"read_ok", "bytes", "source_silent", "psn", "wire"})
+    CHECK(check_ok(j, id));
   std::vector<std::pair<std::string, int>> seq;
   for (const auto& f : j.at("wire").at("frames")) seq.emplace_back(f.at("opname"), f.at("psn"));
   CHECK(seq == std::vector<std::pair<std::string, int>>{{"RC RDMA READ Request", 0x100},
@@ -180,7 +120,8 @@ TEST_CASE("lab06: the segment count follows the MTU") {
            {1024, 3072, 3}, {256, 3072, 12}, {4096, 3072, 1}, {1024, 1, 1}, {512, 1025, 3}}) {
     CAPTURE(mtu);
     CAPTURE(size);
-    const auto j = run_lab_json(LAB_lab06_mtu, "lab06", {"-m", std::to_string(mtu), "-s", std::to_string(size)});
+    const auto j = run_lab_json(LAB_lab06_mtu, "lab06",
+                                {"-m", std::to_string(mtu), "-s", std::to_string(size)});
     CHECK(j.at("ok") == true);
     CHECK(j.at("packets_per_message") == packets);
   }
@@ -211,7 +152,8 @@ TEST_CASE("lab07: each broken wire ends as the transport rules predict") {
     CHECK(first_error == c.first_error);
   }
   // The classic example: NAK for PSN 1, then PSNs 1..5 resent.
-  const auto j = run_lab_json(LAB_lab07_retry, "lab07", {"--scenario", "psn", "--psn", "1", "-s", "3072", "-n", "2"});
+  const auto j = run_lab_json(LAB_lab07_retry, "lab07",
+                              {"--scenario", "psn", "--psn", "1", "-s", "3072", "-n", "2"});
   std::vector<int> psns;
   for (const auto& f : j.at("wire").at("frames")) psns.push_back(f.at("psn"));
   // The capture point is the sender's port: the dropped PSN 1 is in it once.
@@ -219,11 +161,14 @@ TEST_CASE("lab07: each broken wire ends as the transport rules predict") {
 }
 
 TEST_CASE("lab01 --step pauses before every step and goes on at Enter") {
-  const auto r = run_pty({LAB_lab01_send_recv, "--step", "--backend", "sim", "--capture", tmp_capture("lab01_step")},
-                         "(press Enter to continue)", 60);
+  const auto r = run_pty(
+      {LAB_lab01_send_recv, "--step", "--backend", "sim", "--capture", tmp_capture("lab01_step")},
+      "(press Enter to continue)", 60);
   CHECK(r.status == 0);
   std::size_t prompts = 0;
-  for (std::size_t at = 0; (at = r.out.find("(press Enter to continue)", at)) != std::string::npos; ++at) ++prompts;
+  for (std::size_t at = 0; (at = r.out.find("(press Enter to continue)", at)) != std::string::npos;
+       ++at)
+    ++prompts;
   std::size_t steps = 0;
   for (std::size_t at = 0; (at = r.out.find("\nStep ", at)) != std::string::npos; ++at) ++steps;
   CHECK(steps >= 5);
@@ -234,7 +179,8 @@ TEST_CASE("lab01 --step pauses before every step and goes on at Enter") {
 TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing with it") {
   const auto j = run_lab_json(LAB_lab08_adaptive_routing, "lab08");
   CHECK(j.at("ok") == true);
-  for (const char* id : {"done_off", "bytes_off", "done_on", "bytes_on", "off_naks", "on_clean", "on_reth", "faster"})
+  for (const char* id : {"done_off", "bytes_off", "done_on", "bytes_on", "off_naks", "on_clean",
+                         "on_reth", "faster"})
     CHECK(check_ok(j, id));
   CHECK(j.at("ar_off").at("naks").get<int>() > 0);
   CHECK(j.at("ar_on").at("retransmitted") == 0);
