@@ -273,7 +273,8 @@ struct Analyzer::Impl {
         if (!c.has_req_half || c.has_rsp_half || !(c.req_addr == dst) || !(c.rsp_addr == src))
           continue;
         if (any == channels.size()) any = i;
-        if (std::any_of(c.out.begin(), c.out.end(), [&](const Outstanding& o) { return o.holds(psn); })) {
+        if (std::any_of(c.out.begin(), c.out.end(),
+                        [&](const Outstanding& o) { return o.holds(psn); })) {
           found = i;
           break;
         }
@@ -356,7 +357,8 @@ struct Analyzer::Impl {
   /// Removes psn from the missing ranges; returns whether it was missing and
   /// whether a NAK had asked for it (`naked`).
   static bool ever_sent(const Channel& c, std::uint32_t psn) {
-    return std::any_of(c.sent.begin(), c.sent.end(), [&](const Outstanding& o) { return o.holds(psn); });
+    return std::any_of(c.sent.begin(), c.sent.end(),
+                       [&](const Outstanding& o) { return o.holds(psn); });
   }
 
   bool take_missing(Channel& c, std::uint32_t psn, bool& naked) {
@@ -785,9 +787,12 @@ struct Analyzer::Impl {
 
   // ---- connection set-up ---------------------------------------------------
 
-  /// A CM MAD: a REQ announces the requester's QPN and first PSN, the REP
-  /// the responder's; together they name both PSN spaces of the connection
-  /// before its first packet (IBTA 12.6.5, 12.6.8).
+  /// A CM MAD: a REQ announces the requester's QPN, the REP the responder's,
+  /// and each the PSN its own QP's receive queue expects first (rq_psn): the
+  /// REQ's Starting PSN is the first PSN the REP's side will send, the REP's
+  /// the first the REQ's side will send. That is how the Linux CM fills them
+  /// (rdma_cm over Soft-RoCE, tests/data/rping_cm.pcap); together they name
+  /// both PSN spaces of the connection before its first packet.
   void on_cm(PacketRecord& rec, const IpAddress& src, const IpAddress& dst) {
     const CmMad& m = *rec.cm;
     Event e{EventType::CmHandshake, rec.frame};
@@ -800,24 +805,33 @@ struct Analyzer::Impl {
       if (cm_requests.size() >= 256) cm_requests.pop_front();
       cm_requests.push_back(
           CmRequest{rec.frame, src, dst, m.local_comm_id, m.local_qpn, m.starting_psn});
+    } else if (m.kind == CmKind::Rej) {
+      e.value = m.reject_reason;
+      for (auto it = cm_requests.begin(); it != cm_requests.end(); ++it)
+        if (it->from == dst && it->to == src && it->comm_id == m.remote_comm_id) {
+          e.related_frame = it->frame;
+          cm_requests.erase(it);
+          break;
+        }
     } else if (m.kind == CmKind::Rep) {
       for (auto it = cm_requests.begin(); it != cm_requests.end(); ++it) {
         if (!(it->from == dst) || !(it->to == src) || it->comm_id != m.remote_comm_id) continue;
         e.related_frame = it->frame;
-        // Requests from the REQ's side go to the REP's QP, and back. The
+        // Requests from the REQ's side go to the REP's QP and start at the
+        // REP's PSN; requests from the REP's side start at the REQ's. The
         // first channel learns both QPNs before the second one is created,
         // so both land in the same conversation.
-        const std::size_t iab = channel_for(dst, src, m.local_qpn, false, it->psn);
+        const std::size_t iab = channel_for(dst, src, m.local_qpn, false, m.starting_psn);
         if (iab == kNone) break;
         channels[iab]->req_qpn = it->qpn;
-        channels[iab]->cm = CmPlan{it->frame, it->qpn, it->psn};
+        channels[iab]->cm = CmPlan{rec.frame, it->qpn, m.starting_psn};
         attach_known(*channels[iab]);
-        const std::size_t iba = channel_for(src, dst, it->qpn, false, m.starting_psn);
+        const std::size_t iba = channel_for(src, dst, it->qpn, false, it->psn);
         if (iba == kNone) break;
         Channel& ab = *channels[iab];
         Channel& ba = *channels[iba];
         ba.req_qpn = m.local_qpn;
-        ba.cm = CmPlan{rec.frame, m.local_qpn, m.starting_psn};
+        ba.cm = CmPlan{it->frame, m.local_qpn, it->psn};
         attach_known(ba);
         rec.conversation = ab.conv;
         cm_requests.erase(it);

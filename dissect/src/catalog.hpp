@@ -101,14 +101,23 @@ inline constexpr std::array kCatalog{
             "unknown BTH opcode 0x{0:02x}: the bytes after the BTH are shown raw",
             "未知的 BTH 操作码 0x{0:02x}：BTH 之后的字节按原始数据显示"},
     Message{"cm.req",
-            "CM REQ: QP 0x{0:06x} asks to connect (service ID 0x{1:x}); its first PSN will be "
-            "0x{2:06x}, retry_cnt {3}",
-            "连接管理 CM REQ：QP 0x{0:06x} 请求建立连接（服务 ID 0x{1:x}）；它的起始 PSN 为 "
-            "0x{2:06x}，retry_cnt 为 {3}"},
-    Message{
-        "cm.rep",
-        "CM REP to the REQ in frame {0}: QP 0x{1:06x} accepts; its first PSN will be 0x{2:06x}",
-        "连接管理 CM REP，回应第 {0} 帧的 REQ：QP 0x{1:06x} 接受连接；它的起始 PSN 为 0x{2:06x}"},
+            "CM REQ: QP 0x{0:06x} asks to connect (service ID 0x{1:x}); it expects the peer's "
+            "first PSN to be 0x{2:06x}; retry_cnt {3}",
+            "连接管理 CM REQ：QP 0x{0:06x} 请求建立连接（服务 ID 0x{1:x}）；它期望对端发来的第一个 "
+            "PSN 为 0x{2:06x}；retry_cnt 为 {3}"},
+    Message{"cm.rep",
+            "CM REP to the REQ in frame {0}: QP 0x{1:06x} accepts; it expects the peer's first PSN "
+            "to be 0x{2:06x}",
+            "连接管理 CM REP，回应第 {0} 帧的 REQ：QP 0x{1:06x} 接受连接；它期望对端发来的第一个 "
+            "PSN 为 "
+            "0x{2:06x}"},
+    Message{"cm.rej", "CM REJ to the REQ in frame {0}: the connection is refused, reason {1} ({2})",
+            "连接管理 CM REJ，回应第 {0} 帧的 REQ：连接被拒绝，原因 {1}（{2}）"},
+    Message{"cm.rej.8", "invalid service ID: nothing listens on that port",
+            "无效的服务 ID：对端在该端口上没有监听"},
+    Message{"cm.rej.28", "consumer reject: the application refused it",
+            "应用拒绝（consumer reject）：对端应用拒绝了该连接"},
+    Message{"cm.rej.other", "see IBTA table 103", "见 IBTA 规范表 103"},
     Message{"cm.rtu", "CM RTU: the requester is ready to use the connection",
             "连接管理 CM RTU：请求端已准备好使用该连接"},
     Message{"cm.other", "CM {}", "连接管理 CM {}"},

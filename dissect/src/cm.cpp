@@ -55,6 +55,11 @@ std::optional<CmMad> parse_cm_mad(wire::Bytes mad) noexcept {
     m.retry_count = static_cast<std::uint8_t>(psn_word & 0x7);
     m.path_mtu_code = static_cast<std::uint8_t>(mtu_byte >> 4);
     m.rnr_retry_count = static_cast<std::uint8_t>(mtu_byte & 0x7);
+  } else if (m.kind == CmKind::Rej) {
+    // 8: message rejected (2) + reserved, 9: reject info length (7) +
+    // reserved, 10: reason (16).
+    std::uint8_t which = 0, info_len = 0;
+    if (!d.u8(which) || !d.u8(info_len) || !d.u16(m.reject_reason)) return std::nullopt;
   } else if (m.kind == CmKind::Rep) {
     // 8: local Q_Key, 12: local QPN (24), 16: local EE context, 20: starting
     // PSN (24), 24: responder resources, 25: initiator depth, 26: target ACK

@@ -151,6 +151,12 @@ std::string describe(const Event& e) {
         case CmKind::Req: return i18n::tr(M("cm.req"), e.psn_begin, e.value, e.psn, e.count);
         case CmKind::Rep: return i18n::tr(M("cm.rep"), e.related_frame, e.psn_begin, e.psn);
         case CmKind::Rtu: return i18n::tr(M("cm.rtu"));
+        case CmKind::Rej: {
+          const std::string why = e.value == 8    ? i18n::tr(M("cm.rej.8"))
+                                  : e.value == 28 ? i18n::tr(M("cm.rej.28"))
+                                                  : i18n::tr(M("cm.rej.other"));
+          return i18n::tr(M("cm.rej"), e.related_frame, e.value, why);
+        }
         default: return i18n::tr(M("cm.other"), cm_kind_name(static_cast<CmKind>(e.code)));
       }
     case EventType::CmLinked:

@@ -121,21 +121,24 @@ TEST_CASE("REQ, REP, RTU open a conversation whose QPNs and first PSNs are known
   auto& rtu = w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(CmKind::Rtu, 0xA1, 0xB2, 0, 0));
   CHECK(rtu.cm->kind == CmKind::Rtu);
 
+  // Each side announced the PSN its own receive queue expects: requests from
+  // the REQ's side start at the REP's PSN, and the other way round.
   auto& first =
-      w.send("10.0.0.2", "10.0.0.1", kRcWriteOnly, 0x456, 0x100, std::vector<std::uint8_t>(8));
+      w.send("10.0.0.2", "10.0.0.1", kRcWriteOnly, 0x456, 0x900, std::vector<std::uint8_t>(8));
   CHECK(first.conversation == 1);
   REQUIRE(first.events.size() == 1);
   CHECK(first.events[0].type == EventType::CmLinked);
-  CHECK(first.events[0].related_frame == 1);
-  CHECK(first.events[0].value == 0x100);
+  CHECK(first.events[0].related_frame == 2);
+  CHECK(first.events[0].value == 0x900);
+  CHECK(describe(first.events[0]).find("as announced") != std::string::npos);
 
   auto& other_way =
-      w.send("10.0.0.1", "10.0.0.2", kRcWriteOnly, 0x123, 0x901, std::vector<std::uint8_t>(8));
+      w.send("10.0.0.1", "10.0.0.2", kRcWriteOnly, 0x123, 0x101, std::vector<std::uint8_t>(8));
   CHECK(other_way.conversation == 1);
   REQUIRE(other_way.events.size() == 1);
   CHECK(other_way.events[0].type == EventType::CmLinked);
-  CHECK(other_way.events[0].related_frame == 2);
-  CHECK(describe(other_way.events[0]).find("announced 0x000900") != std::string::npos);
+  CHECK(other_way.events[0].related_frame == 1);
+  CHECK(describe(other_way.events[0]).find("announced 0x000100") != std::string::npos);
 
   const auto sums = w.analyzer.summaries();
   REQUIRE(sums.size() == 1);

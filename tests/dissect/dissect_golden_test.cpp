@@ -244,3 +244,28 @@ TEST_CASE("clean captures: every ICRC verifies and no loss is reported") {
   CHECK(only_channel(m).rtt_samples == 5);
   CHECK(m.all(EventType::LengthMismatch).empty());
 }
+
+TEST_CASE("rping_cm: the rdma_cm handshake announces each side's first PSN, and REJ says why") {
+  const auto a = analyse("rping_cm.pcap");
+  // REQ, REP, RTU, then the connection; DREQ, DREP; a REQ to a port nobody
+  // listens on and its REJ.
+  const auto cm = a.all(EventType::CmHandshake);
+  REQUIRE(cm.size() == 7);
+  CHECK(describe(cm[0]).find("CM REQ") != std::string::npos);
+  // Each side announced the PSN its receive queue expects: both directions
+  // of the connection start exactly where the other side's MAD said.
+  const auto linked = a.all(EventType::CmLinked);
+  REQUIRE(linked.size() == 2);
+  for (const Event& e : linked) {
+    CHECK(e.value == e.psn);
+    CHECK(describe(e).find("as announced") != std::string::npos);
+  }
+  CHECK(linked[0].related_frame == 2);  // the REQ's side starts at the REP's PSN
+  CHECK(linked[1].related_frame == 1);
+  REQUIRE(a.convs.size() == 1);
+  CHECK(a.convs[0].channels.size() == 2);
+  // The REJ answers the last REQ: reason 8, invalid service ID.
+  CHECK(cm[6].related_frame == 30);
+  CHECK(cm[6].value == 8);
+  CHECK(describe(cm[6]).find("invalid service ID") != std::string::npos);
+}

@@ -40,6 +40,8 @@ struct CmMad {
   std::uint8_t retry_count = 0;  // retry_cnt the requester will use
   std::uint8_t rnr_retry_count = 0;
   std::uint8_t path_mtu_code = 0;  // 1 = 256 ... 5 = 4096
+  // REJ only: the reason (IBTA table 103; 8 = invalid service ID).
+  std::uint16_t reject_reason = 0;
 };
 
 /// "REQ", "REP", "RTU", ...
