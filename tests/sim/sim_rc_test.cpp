@@ -352,6 +352,19 @@ TEST_CASE("PSN wrap with a loss across the wrap: go-back-N still lands the bytes
 TEST_CASE("SEND with immediate, SEND with invalidate and WRITE with immediate") {
   Pair p;
   p.fill_a(7);
+  // The invalidated rkey must name a valid type 2 window (else class J):
+  // one bound on B's QP, unsignalled.
+  sim::MemoryRegion* bindable =
+      p.pd_b->reg_mr(p.buf_b.data() + 30000, 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+  sim::MemoryWindow* mw = p.pd_b->alloc_mw(IBV_MW_TYPE_2);
+  ibv_send_wr bw{};
+  bw.opcode = IBV_WR_BIND_MW;
+  bw.bind_mw.mw = mw->get();
+  bw.bind_mw.rkey = ibv_inc_rkey(mw->get()->rkey);
+  bw.bind_mw.bind_info =
+      ibv_mw_bind_info{bindable->get(), bindable->iova(), 64, IBV_ACCESS_REMOTE_READ};
+  ibv_send_wr* bbad = nullptr;
+  REQUIRE(p.qb->post_send(&bw, &bbad) == 0);
   REQUIRE(p.post_recv_b(0, 4096, 11) == 0);
   REQUIRE(p.post_recv_b(4096, 4096, 12) == 0);
   REQUIRE(p.post_recv_b(8192, 16, 13) == 0);
@@ -366,7 +379,7 @@ TEST_CASE("SEND with immediate, SEND with invalidate and WRITE with immediate") 
   ibv_send_wr* bad = nullptr;
   REQUIRE(p.qa->post_send(&wr, &bad) == 0);
   wr.opcode = IBV_WR_SEND_WITH_INV;
-  wr.invalidate_rkey = 0x1234;
+  wr.invalidate_rkey = bw.bind_mw.rkey;
   wr.wr_id = 2;
   REQUIRE(p.qa->post_send(&wr, &bad) == 0);
   wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -384,7 +397,8 @@ TEST_CASE("SEND with immediate, SEND with invalidate and WRITE with immediate") 
   wc = Pair::poll_one(*p.cq_b);
   CHECK(wc.wr_id == 12);
   CHECK((wc.wc_flags & IBV_WC_WITH_INV) != 0);
-  CHECK(wc.invalidated_rkey == 0x1234);
+  CHECK(wc.invalidated_rkey == bw.bind_mw.rkey);
+  CHECK(mw->state() == sim::MemoryWindow::State::Free);
   wc = Pair::poll_one(*p.cq_b);
   CHECK(wc.wr_id == 13);  // WRITE with immediate consumes a receive WQE
   CHECK(wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM);
@@ -523,4 +537,37 @@ TEST_CASE("RNR with pipelined SENDs: the packets behind it get no sequence NAK")
     CHECK(wc.wr_id == i);
   }
   CHECK(p.qb->stats().naks_sent == p.qb->stats().rnr_naks_sent);  // RNR NAKs only
+}
+
+TEST_CASE("a zero-length WRITE with immediate and rkey 0 is accepted: no memory, no R_Key check") {
+  // IBTA C9-88: a zero-length RDMA WRITE carries no data, so the responder
+  // checks neither R_Key nor VA (rxe does the same). TensorFlow's ACK
+  // messages and GDR's buffer release are such WRITEs.
+  Pair p;
+  ibv_recv_wr rwr{};
+  rwr.wr_id = 9;
+  ibv_recv_wr* rbad = nullptr;
+  REQUIRE(p.qb->post_recv(&rwr, &rbad) == 0);
+  ibv_send_wr wr{};
+  wr.wr_id = 8;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data = htonl(0xFFFFFFFE);
+  wr.wr.rdma.remote_addr = 0;
+  wr.wr.rdma.rkey = 0;
+  ibv_send_wr* bad = nullptr;
+  REQUIRE(p.qa->post_send(&wr, &bad) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  const ibv_wc r = Pair::poll_one(*p.cq_b);
+  CHECK(r.status == IBV_WC_SUCCESS);
+  CHECK(r.opcode == IBV_WC_RECV_RDMA_WITH_IMM);
+  CHECK(r.byte_len == 0);
+  CHECK(ntohl(r.imm_data) == 0xFFFFFFFE);
+  // A non-zero length with the same key is refused.
+  wr.num_sge = 1;
+  ibv_sge g{reinterpret_cast<std::uintptr_t>(p.buf_a.data()), 8, p.mr_a->lkey()};
+  wr.sg_list = &g;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  REQUIRE(p.qa->post_send(&wr, &bad) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_REM_ACCESS_ERR);
 }

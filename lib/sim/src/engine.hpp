@@ -81,6 +81,15 @@ struct SendWqe {
   int num_sge = 0;         // SGEs in this slot's SGE area (0 for inline)
   bool is_inline = false;  // payload copied into this slot's inline area
   std::uint32_t length = 0;
+  /// IBV_WR_BIND_MW: the keys and range as the request carried them.
+  struct Bind {
+    std::uint32_t mw_rkey = 0;  // the window's key as the caller's ibv_mw held it
+    std::uint32_t rkey = 0;     // the new key (its low byte is used)
+    std::uint32_t mr_lkey = 0;
+    std::uint64_t addr = 0;
+    std::uint64_t length = 0;
+    int access = 0;
+  } bind;
   // Transmission state.
   bool started = false;        // PSNs assigned, local SGEs checked
   bool done = false;           // READ data / atomic result arrived
@@ -205,7 +214,7 @@ struct QpImpl {
   // SEND that completes a receive, e.g. the final WRITE with immediate):
   // their frames wait here until the window reaches their PSN. Bounded.
   std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>> ar_stash;
-  std::size_t ar_base = 0;            // ring index of epsn
+  std::size_t ar_base = 0;  // ring index of epsn
   bool ar_armed = false;
   bool ar_event_queued = false;
   Time ar_deadline = 0;
@@ -242,6 +251,10 @@ struct QpImpl {
   void complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op, unsigned flags,
                      std::uint32_t imm, std::uint32_t src_qp);
   MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
+  MemoryRegion* window_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
+  void run_local_ops();
+  ibv_wc_status execute_bind(const SendWqe& w);
+  int invalidate_rkey(std::uint32_t rkey);
   void reset_queues();
   void ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
   void ar_advance();
@@ -256,6 +269,10 @@ struct QpImpl {
   }
   [[nodiscard]] std::uint32_t last_psn(const SendWqe& w) const noexcept {
     return wire::psn_add(w.psn, static_cast<std::int64_t>(w.npkts) - 1);
+  }
+  /// Bind and local invalidate: executed by the NIC itself, nothing on the wire.
+  [[nodiscard]] static bool is_local(const SendWqe& w) noexcept {
+    return w.opcode == IBV_WR_BIND_MW || w.opcode == IBV_WR_LOCAL_INV;
   }
   [[nodiscard]] bool is_rd_atomic(const SendWqe& w) const noexcept {
     return w.opcode == IBV_WR_RDMA_READ || w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||

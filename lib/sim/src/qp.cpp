@@ -48,6 +48,8 @@ ibv_wc_opcode wc_opcode(ibv_wr_opcode op) noexcept {
     case IBV_WR_RDMA_READ: return IBV_WC_RDMA_READ;
     case IBV_WR_ATOMIC_CMP_AND_SWP: return IBV_WC_COMP_SWAP;
     case IBV_WR_ATOMIC_FETCH_AND_ADD: return IBV_WC_FETCH_ADD;
+    case IBV_WR_BIND_MW: return IBV_WC_BIND_MW;
+    case IBV_WR_LOCAL_INV: return IBV_WC_LOCAL_INV;
     default: return IBV_WC_SEND;
   }
 }
@@ -96,6 +98,7 @@ bool QpImpl::requester_can_send() const noexcept {
   if (reread && !rnr_wait) return true;
   if (rnr_wait || tx_index >= sq_count) return false;
   const SendWqe& w = sq[(sq_head + tx_index) % sq.size()];
+  if (is_local(w)) return false;  // run_local_ops() has not reached it yet
   if (w.started) return true;
   if (state == IBV_QPS_SQD) return false;  // drained: nothing new starts
   if (is_rd_atomic(w) && rd_atomic_outstanding >= std::max<int>(1, attr.max_rd_atomic))
@@ -108,6 +111,7 @@ bool QpImpl::requester_can_send() const noexcept {
 void QpImpl::pump() {
   if (tx_scheduled) return;
   for (;;) {
+    run_local_ops();
     const bool resp_work = !resp.empty() && state != IBV_QPS_RESET && state != IBV_QPS_INIT;
     const bool req_work = !resp_work && requester_can_send();
     if (!resp_work && !req_work) return;
@@ -392,6 +396,109 @@ void QpImpl::send_response_item() {
   engine->transmit(*link, spec);
 }
 
+// --- Local operations: memory window bind, local invalidate --------------------------
+
+// The requester executes a bind or a local invalidate when it reaches it in
+// the send queue, as rxe's rxe_do_local_ops() does: it takes no PSN and puts
+// nothing on the wire, and it completes in order, after the requests before
+// it. A failure completes it in error and moves the QP to the error state.
+void QpImpl::run_local_ops() {
+  bool ran = false;
+  while ((state == IBV_QPS_RTS || state == IBV_QPS_SQD) && !rnr_wait && !reread &&
+         tx_index < sq_count) {
+    SendWqe& w = wqe_at(tx_index);
+    if (!is_local(w)) break;
+    if (!w.started) {
+      if (state != IBV_QPS_RTS) break;  // SQD: nothing new starts
+      if ((w.flags & IBV_SEND_FENCE) != 0 && rd_atomic_outstanding > 0) break;
+      ibv_wc_status status = IBV_WC_SUCCESS;
+      if (w.opcode == IBV_WR_BIND_MW)
+        status = execute_bind(w);
+      else if (invalidate_rkey(w.imm) != 0)
+        status = IBV_WC_LOC_QP_OP_ERR;  // rxe: a failed local invalidate
+      if (status != IBV_WC_SUCCESS) {
+        for (std::size_t i = 0; i < tx_index; ++i) complete_send(wqe_at(0), IBV_WC_WR_FLUSH_ERR);
+        tx_index = 0;
+        enter_error(status);
+        return;
+      }
+      w.started = true;
+      w.done = true;
+      w.psn = next_psn;
+      w.npkts = 0;
+      ++started;
+      ran = true;
+    }
+    ++tx_index;  // a retransmission walks over it without executing it again
+    tx_pkt = 0;
+  }
+  if (ran) retire();
+}
+
+// rxe_bind_mw() and rxe_check_bind_mw(), check for check. Where rxe is laxer
+// than the IBTA it is followed: the MR's PD is not compared with the
+// window's for type 2 (C10-72 names the QP's PD only) and a window's rights
+// need not be a subset of the MR's remote rights (only C10-74: remote write
+// or atomic need local write on the MR).
+ibv_wc_status QpImpl::execute_bind(const SendWqe& w) {
+  auto wit = device->mws_.find(w.bind.mw_rkey >> 8);
+  if (wit == device->mws_.end() || wit->second->key_ != w.bind.mw_rkey) return IBV_WC_MW_BIND_ERR;
+  MemoryWindow& mw = *wit->second;
+  MemoryRegion* mr = nullptr;
+  if (w.bind.length != 0) {
+    auto mit = device->mrs_.find(w.bind.mr_lkey);
+    if (mit == device->mrs_.end()) return IBV_WC_MW_BIND_ERR;
+    mr = mit->second;
+  }
+  const int access = w.bind.access;
+  constexpr int kSupported = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  // Zero-based windows are not modelled.
+  if ((access & ~kSupported) != 0) return IBV_WC_MW_BIND_ERR;
+  if (mw.type() == IBV_MW_TYPE_1) {
+    if (mw.state_ != MemoryWindow::State::Valid) return IBV_WC_MW_BIND_ERR;
+  } else {
+    if (mw.state_ != MemoryWindow::State::Free) return IBV_WC_MW_BIND_ERR;  // o10-37.2.30
+    if (&mw.pd() != pd) return IBV_WC_MW_BIND_ERR;                          // C10-72
+    if (mr == nullptr) return IBV_WC_MW_BIND_ERR;                           // o10-37.2.40
+  }
+  if (mr != nullptr) {
+    if ((mr->access() & IBV_ACCESS_MW_BIND) == 0) return IBV_WC_MW_BIND_ERR;  // C10-73
+    if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) != 0 &&
+        (mr->access() & IBV_ACCESS_LOCAL_WRITE) == 0)
+      return IBV_WC_MW_BIND_ERR;  // C10-74
+    if (w.bind.addr < mr->iova() || w.bind.length > mr->length() ||
+        w.bind.addr - mr->iova() > mr->length() - w.bind.length)
+      return IBV_WC_MW_BIND_ERR;  // C10-75
+  }
+  mw.unbind();
+  mw.key_ = (mw.key_ & ~0xFFu) | (w.bind.rkey & 0xFFu);
+  mw.state_ = MemoryWindow::State::Valid;
+  mw.access_ = access;
+  mw.addr_ = w.bind.addr;
+  mw.length_ = w.bind.length;
+  if (mw.length_ != 0) {
+    mw.mr_ = mr;
+    ++mr->windows_;
+  }
+  if (mw.type() == IBV_MW_TYPE_2) mw.qp_ = this;
+  return IBV_WC_SUCCESS;
+}
+
+// rxe_invalidate_mw(): 0, or EINVAL. rxe checks neither the QP nor the PD the
+// window is bound to (the IBTA wants the QP of a type 2 window, o10-37.2.x),
+// so any QP of the device may invalidate it; an ordinary registered MR
+// cannot be invalidated (only fast-registration MRs, not modelled here).
+int QpImpl::invalidate_rkey(std::uint32_t rkey) {
+  auto it = device->mws_.find(rkey >> 8);
+  if (it == device->mws_.end()) return EINVAL;
+  MemoryWindow& mw = *it->second;
+  if (mw.key_ != rkey || mw.type() != IBV_MW_TYPE_2 || mw.state_ != MemoryWindow::State::Valid)
+    return EINVAL;
+  mw.unbind();
+  return 0;
+}
+
 // --- Requester: completions, ACKs, retries --------------------------------------------
 
 void QpImpl::complete_send(SendWqe& w, ibv_wc_status status) {
@@ -420,7 +527,7 @@ void QpImpl::complete_send(SendWqe& w, ibv_wc_status status) {
 void QpImpl::retire() {
   while (sq_count > 0 && started > 0) {
     SendWqe& w = wqe_at(0);
-    const bool acked = is_rd_atomic(w) ? w.done : psn_before(last_psn(w), una);
+    const bool acked = is_rd_atomic(w) || is_local(w) ? w.done : psn_before(last_psn(w), una);
     if (!acked) break;
     complete_send(w, IBV_WC_SUCCESS);
   }
@@ -716,10 +823,27 @@ MemoryRegion* QpImpl::remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint6
   // to the QP's PD and hold the whole range (IBTA 10.6.3.3, 9.7.5.1.6).
   if ((static_cast<int>(attr.qp_access_flags) & need) == 0) return nullptr;
   auto it = device->mrs_.find(rkey);
-  if (it == device->mrs_.end()) return nullptr;
+  if (it == device->mrs_.end()) return window_mr(rkey, va, len, need);
   MemoryRegion* mr = it->second;
   if (&mr->pd() != pd || (mr->access() & need) == 0 || !mr->contains(va, len)) return nullptr;
   return mr;
+}
+
+MemoryRegion* QpImpl::window_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len,
+                                int need) const {
+  // rxe_lookup_mw(): the key byte must match the last bind, the window be
+  // valid, of this QP's PD, bound to this very QP (type 2), non-empty and
+  // grant the operation. Then, as rxe's check_rkey() does, the range is
+  // checked against the MR the window is bound to, not the window's own
+  // range (the IBTA checks the window's bounds: a difference of rxe).
+  auto it = device->mws_.find(rkey >> 8);
+  if (it == device->mws_.end()) return nullptr;
+  const MemoryWindow& mw = *it->second;
+  if (mw.key_ != rkey || mw.state_ != MemoryWindow::State::Valid || &mw.pd() != pd ||
+      (mw.type() == IBV_MW_TYPE_2 && mw.qp_ != this) || mw.length_ == 0 ||
+      (mw.access_ & need) != need || mw.mr_ == nullptr || !mw.mr_->contains(va, len))
+    return nullptr;
+  return mw.mr_;
 }
 
 void QpImpl::queue_ack(std::uint32_t psn, std::uint8_t syndrome, bool coalesce) {
@@ -885,9 +1009,10 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
       std::uint8_t& seen = ar_seen[(ar_base + static_cast<std::size_t>(d)) % ar_seen.size()];
       if (ar_write && seen == 0 && p.reth) {
         const wire::Reth& r = *p.reth;
-        MemoryRegion* mr = remote_mr(r.rkey, r.va, r.dma_len, IBV_ACCESS_REMOTE_WRITE);
-        if (mr != nullptr && r.dma_len == p.payload.size()) {
-          if (!p.payload.empty()) std::memcpy(mr->host(r.va), p.payload.data(), p.payload.size());
+        MemoryRegion* mr =
+            r.dma_len == 0 ? nullptr : remote_mr(r.rkey, r.va, r.dma_len, IBV_ACCESS_REMOTE_WRITE);
+        if ((mr != nullptr || r.dma_len == 0) && r.dma_len == p.payload.size()) {
+          if (mr != nullptr) std::memcpy(mr->host(r.va), p.payload.data(), p.payload.size());
           seen = static_cast<std::uint8_t>(1 | (p.bth.ack_req ? 2 : 0));
         }
       } else if (!ar_write && ar_stash.size() < kMaxArStash &&
@@ -1001,7 +1126,19 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
           imm = htonl(*p.immdt);
         }
         if (p.ieth) {
-          // No memory windows here: the rkey is reported, the MR stays valid.
+          // SEND with Invalidate: revoke the window named by the IETH after
+          // the data is placed (rxe's execute()). A key that names no valid
+          // type 2 window is class J: the receive completes with
+          // IBV_WC_REM_INV_REQ_ERR, the packet is still ACKed (the
+          // requester's SEND succeeds) and the responder QP goes to error.
+          if (invalidate_rkey(*p.ieth) != 0) {
+            complete_recv(IBV_WC_REM_INV_REQ_ERR, static_cast<std::uint32_t>(recv_offset),
+                          IBV_WC_RECV, 0, 0, 0);
+            in_send = false;
+            if (p.bth.ack_req) queue_ack(psn, wire::Aeth::ack(), false);
+            enter_error(IBV_WC_WR_FLUSH_ERR);
+            return;
+          }
           flags |= IBV_WC_WITH_INV;
           imm = *p.ieth;
         }
@@ -1019,8 +1156,12 @@ void QpImpl::on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
       }
       if (first_or_only) {
         const wire::Reth& r = *p.reth;
-        write_mr = remote_mr(r.rkey, r.va, r.dma_len, IBV_ACCESS_REMOTE_WRITE);
-        if (write_mr == nullptr) {
+        // A zero-length WRITE touches no memory: its R_Key and VA are not
+        // checked (IBTA C9-88; rxe does the same). TensorFlow's ACKs and
+        // GDR's release are such WRITEs with immediate and rkey 0.
+        write_mr =
+            r.dma_len == 0 ? nullptr : remote_mr(r.rkey, r.va, r.dma_len, IBV_ACCESS_REMOTE_WRITE);
+        if (write_mr == nullptr && r.dma_len != 0) {
           v = Verdict::RemoteAccess;
           break;
         }

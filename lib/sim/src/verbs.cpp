@@ -42,6 +42,39 @@ bool erase_owned(std::vector<std::unique_ptr<T>>& v, const T* p) {
 
 // --- MemoryRegion, CompletionQueue -------------------------------------------
 
+MemoryRegion::MemoryRegion(ProtectionDomain& pd, void* addr, std::size_t length, std::uint64_t iova,
+                           int access, std::uint32_t key) noexcept
+    : pd_(&pd), addr_(addr), length_(length), iova_(iova), access_(access), key_(key) {
+  raw_.pd = pd.get();
+  raw_.addr = addr;
+  raw_.length = length;
+  raw_.handle = key >> 8;
+  raw_.lkey = key;
+  raw_.rkey = key;
+}
+
+MemoryWindow::MemoryWindow(ProtectionDomain& pd, ibv_mw_type type, std::uint32_t key) noexcept
+    : pd_(&pd), key_(key), state_(type == IBV_MW_TYPE_2 ? State::Free : State::Valid) {
+  raw_.pd = pd.get();
+  raw_.rkey = key;
+  raw_.handle = key >> 8;
+  raw_.type = type;
+}
+
+QueuePair* MemoryWindow::qp() const noexcept {
+  return qp_ != nullptr ? qp_->handle : nullptr;
+}
+
+void MemoryWindow::unbind() noexcept {
+  if (mr_ != nullptr) --mr_->windows_;
+  mr_ = nullptr;
+  qp_ = nullptr;
+  addr_ = 0;
+  length_ = 0;
+  access_ = 0;
+  state_ = State::Free;
+}
+
 bool MemoryRegion::contains(std::uint64_t va, std::uint64_t len) const noexcept {
   return va >= iova_ && len <= length_ && va - iova_ <= length_ - len;
 }
@@ -110,7 +143,8 @@ ProtectionDomain* Device::alloc_pd() {
 
 int Device::dealloc_pd(ProtectionDomain* pd) {
   if (pd == nullptr || &pd->device() != this) return EINVAL;
-  if (!pd->mrs_.empty() || !pd->qps_.empty() || !pd->ahs_.empty()) return EBUSY;
+  if (!pd->mrs_.empty() || !pd->mws_.empty() || !pd->qps_.empty() || !pd->ahs_.empty())
+    return EBUSY;
   return erase_owned(pds_, pd) ? 0 : EINVAL;
 }
 
@@ -155,8 +189,31 @@ MemoryRegion* ProtectionDomain::reg_mr_iova(void* addr, std::size_t length, std:
 
 int ProtectionDomain::dereg_mr(MemoryRegion* mr) {
   if (mr == nullptr || &mr->pd() != this) return EINVAL;
+  // rxe refuses while windows are bound to the region (rxe_dereg_mr).
+  if (mr->bound_windows() > 0) return EINVAL;
   device_->mrs_.erase(mr->lkey());
   return erase_owned(mrs_, mr) ? 0 : EINVAL;
+}
+
+MemoryWindow* ProtectionDomain::alloc_mw(ibv_mw_type type) {
+  if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  // Windows take their index from the same space as regions, so an rkey
+  // names one or the other. The key byte starts at 0 (rxe picks a random
+  // one); every bind chooses the next with ibv_inc_rkey.
+  const std::uint32_t key = device_->next_key_++ << 8;
+  mws_.push_back(std::make_unique<MemoryWindow>(*this, type, key));
+  device_->mws_[key >> 8] = mws_.back().get();
+  return mws_.back().get();
+}
+
+int ProtectionDomain::dealloc_mw(MemoryWindow* mw) {
+  if (mw == nullptr || &mw->pd() != this) return EINVAL;
+  mw->unbind();
+  device_->mws_.erase(mw->rkey() >> 8);
+  return erase_owned(mws_, mw) ? 0 : EINVAL;
 }
 
 QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
@@ -214,6 +271,10 @@ int ProtectionDomain::destroy_qp(QueuePair* qp) {
   QpImpl& q = qp->impl();
   q.engine->qps[q.id] = nullptr;  // pending events for it are ignored
   device_->qps_.erase(q.qpn);
+  // A type 2 window bound to this QP stays bound (rxe keeps a reference)
+  // but can no longer match any QP.
+  for (auto& [index, mw] : device_->mws_)
+    if (mw->qp_ == &q) mw->qp_ = nullptr;
   --q.send_cq->users_;
   --q.recv_cq->users_;
   return erase_owned(qps_, qp) ? 0 : EINVAL;
@@ -462,7 +523,14 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       case IBV_WR_RDMA_READ:
       case IBV_WR_ATOMIC_CMP_AND_SWP:
       case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      case IBV_WR_SEND_WITH_INV: op_ok = q.type == IBV_QPT_RC; break;
+      case IBV_WR_SEND_WITH_INV:
+      case IBV_WR_LOCAL_INV: op_ok = q.type == IBV_QPT_RC; break;
+      // A bind carries no data and no immediate (rxe's validate_send_wr).
+      case IBV_WR_BIND_MW:
+        op_ok = q.type != IBV_QPT_UD && wr->num_sge == 0 && wr->imm_data == 0 &&
+                wr->bind_mw.mw != nullptr &&
+                (wr->bind_mw.bind_info.length == 0 || wr->bind_mw.bind_info.mr != nullptr);
+        break;
       default: op_ok = false;
     }
     std::uint64_t length = 0;
@@ -498,7 +566,17 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     w.flags = wr->send_flags;
     w.imm = wr->imm_data;  // the same union holds invalidate_rkey
     w.length = static_cast<std::uint32_t>(length);
-    if (atomic) {
+    if (wr->opcode == IBV_WR_BIND_MW) {
+      // As rxe's provider does: the keys are read now, the objects are
+      // looked up by key when the request executes.
+      const ibv_mw_bind_info& bi = wr->bind_mw.bind_info;
+      w.bind.mw_rkey = wr->bind_mw.mw->rkey;
+      w.bind.rkey = wr->bind_mw.rkey;
+      w.bind.mr_lkey = bi.mr != nullptr ? bi.mr->lkey : 0;
+      w.bind.addr = bi.addr;
+      w.bind.length = bi.length;
+      w.bind.access = static_cast<int>(bi.mw_access_flags);
+    } else if (atomic) {
       w.remote_addr = wr->wr.atomic.remote_addr;
       w.rkey = wr->wr.atomic.rkey;
       w.compare_add = wr->wr.atomic.compare_add;
@@ -529,6 +607,26 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     if (q.state == IBV_QPS_ERR) q.flush_all(IBV_WC_WR_FLUSH_ERR);
   }
   q.pump();
+  return 0;
+}
+
+int QueuePair::bind_mw(ibv_mw* mw, const ibv_mw_bind& bind) {
+  // libibverbs' inline ibv_bind_mw and rxe's provider, in that order.
+  const ibv_mw_bind_info& bi = bind.bind_info;
+  if (mw == nullptr || mw->type != IBV_MW_TYPE_1) return EINVAL;
+  if (bi.mr == nullptr && (bi.addr != 0 || bi.length != 0)) return EINVAL;
+  if (bi.mr != nullptr && mw->pd != bi.mr->pd) return EPERM;
+  if ((bi.mw_access_flags & IBV_ACCESS_ZERO_BASED) != 0) return EINVAL;
+  ibv_send_wr wr{};
+  wr.wr_id = bind.wr_id;
+  wr.opcode = IBV_WR_BIND_MW;
+  wr.send_flags = bind.send_flags;
+  wr.bind_mw.mw = mw;
+  wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+  wr.bind_mw.bind_info = bi;
+  ibv_send_wr* bad = nullptr;
+  if (const int rc = post_send(&wr, &bad); rc != 0) return rc;
+  mw->rkey = wr.bind_mw.rkey;  // the caller undoes this on an error completion
   return 0;
 }
 

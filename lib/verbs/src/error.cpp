@@ -17,6 +17,30 @@ constexpr std::array kCatalog{
     Message{"err.detail", "what was asked: {}", "请求内容：{}"},
     Message{"err.hint", "hint: {}", "提示：{}"},
     // Hints for verbs failing with an errno (table below).
+    Message{"hint.cm_channel",
+            "the RDMA connection manager is not available: load it with `modprobe rdma_ucm` "
+            "(it provides /dev/infiniband/rdma_cm); without an RDMA device, use --backend sim.",
+            "RDMA 连接管理器（rdma_cm）不可用：用 `modprobe rdma_ucm` 加载它（它提供 "
+            "/dev/infiniband/rdma_cm）；没有 RDMA 设备时，请使用 --backend sim。"},
+    Message{"hint.cm_addr",
+            "no RDMA device carries this IP address: rdma_cm finds the device through the network "
+            "interface that owns the address. Check `ip addr` and `rdma link` (for Soft-RoCE: "
+            "`rdma link add rxe0 type rxe netdev IFACE` on the interface with that address).",
+            "没有哪个 RDMA 设备承载这个 IP 地址：rdma_cm 通过拥有该地址的网络接口找到 RDMA 设备。"
+            "请检查 `ip addr` 和 `rdma link`（Soft-RoCE：在拥有该地址的接口上执行 "
+            "`rdma link add rxe0 type rxe netdev IFACE`）。"},
+    Message{"hint.cm_port", "another rdma_cm listener already uses this port: choose another one.",
+            "该端口已被另一个 rdma_cm 监听者占用：请换一个端口。"},
+    Message{"hint.cm_qp_attr",
+            "the connection manager has no attributes for this state yet: RTR and RTS need the "
+            "peer's connection request (passive side) or response (active side) first.",
+            "连接管理器还没有这个状态所需的属性：RTR 和 RTS 需要先收到对端的连接请求（被动端）"
+            "或连接响应（主动端）。"},
+    Message{"hint.cm_state",
+            "the call does not fit the connection's state: connect after ROUTE_RESOLVED, accept "
+            "after CONNECT_REQUEST, establish after CONNECT_RESPONSE, each with the QP number set.",
+            "该调用与连接当前的状态不符：ROUTE_RESOLVED 之后才能 connect，CONNECT_REQUEST 之后才能 "
+            "accept，CONNECT_RESPONSE 之后才能 establish，并且都要填好 QP 号。"},
     Message{"hint.reg_mr_nomem",
             "registering memory pins it, and the memlock limit is too low. Check `ulimit -l`; "
             "raise it with `ulimit -l unlimited` (as root) or a memlock line in "
@@ -121,9 +145,26 @@ constexpr std::array kCatalog{
             "响应端认为请求无效而拒绝（例如消息大于对方的接收缓冲区，或 QP 不允许该操作）。"},
     Message{"wc.rem_access",
             "the responder refused the access: wrong rkey, an address outside the remote MR, or "
-            "the MR or QP lacks remote write/read/atomic permission.",
+            "the MR or QP lacks remote write/read/atomic permission. An rkey is only valid on QPs "
+            "of the PD it was registered in; a type 2 memory window's rkey only on the QP it was "
+            "bound on, and not after it was invalidated.",
             "响应端拒绝访问：rkey 错误、地址超出远端 MR 的范围，或者 MR 或 QP "
-            "没有远端写/读/原子权限。"},
+            "没有远端写/读/原子权限。rkey 只在注册它的 PD 中的 QP 上有效；第二类内存窗口的 rkey "
+            "只在绑定它的那个 QP 上有效，被失效（invalidate）之后也不再有效。"},
+    Message{"wc.mw_bind",
+            "the memory window bind was refused: the MR lacks IBV_ACCESS_MW_BIND, the range is "
+            "outside the MR, a writable window needs IBV_ACCESS_LOCAL_WRITE on the MR, a type 2 "
+            "window must be free (invalidate it first) and belong to the QP's PD, or the ibv_mw's "
+            "rkey is not the window's current key (see `man ibv_bind_mw`).",
+            "内存窗口绑定被拒绝：MR 注册时没有 IBV_ACCESS_MW_BIND、范围超出了 MR、可写窗口要求 MR "
+            "带 IBV_ACCESS_LOCAL_WRITE、第二类窗口必须处于空闲状态（先使其失效）且与 QP 属于同一个 "
+            "PD，或者 ibv_mw 中的 rkey 不是窗口当前的键（见 `man ibv_bind_mw`）。"},
+    Message{"hint.mw_unsupported",
+            "this device does not support memory windows (`ibv_devinfo -v`: max_mw).",
+            "该设备不支持内存窗口（见 `ibv_devinfo -v` 中的 max_mw）。"},
+    Message{"hint.dereg_mr_bound",
+            "memory windows are still bound to this MR: invalidate or deallocate them first.",
+            "仍有内存窗口绑定在这个 MR 上：请先使它们失效或释放它们。"},
     Message{
         "wc.rem_op",
         "the responder could not complete the operation (an internal error on the remote side).",
@@ -185,6 +226,18 @@ const std::array kHints{
     HintRow{"ibv_post_recv", EINVAL, &M("hint.post_inval")},
     HintRow{"ibv_dealloc_pd", EBUSY, &M("hint.busy")},
     HintRow{"ibv_destroy_cq", EBUSY, &M("hint.busy")},
+    HintRow{"rdma_create_event_channel", 0, &M("hint.cm_channel")},
+    HintRow{"rdma_resolve_addr", 0, &M("hint.cm_addr")},
+    HintRow{"rdma_bind_addr", EADDRNOTAVAIL, &M("hint.cm_addr")},
+    HintRow{"rdma_bind_addr", ENODEV, &M("hint.cm_addr")},
+    HintRow{"rdma_bind_addr", EADDRINUSE, &M("hint.cm_port")},
+    HintRow{"rdma_init_qp_attr", EINVAL, &M("hint.cm_qp_attr")},
+    HintRow{"rdma_connect", EINVAL, &M("hint.cm_state")},
+    HintRow{"rdma_accept", EINVAL, &M("hint.cm_state")},
+    HintRow{"rdma_establish", EINVAL, &M("hint.cm_state")},
+    HintRow{"ibv_alloc_mw", EOPNOTSUPP, &M("hint.mw_unsupported")},
+    HintRow{"ibv_alloc_mw", ENOSYS, &M("hint.mw_unsupported")},
+    HintRow{"ibv_dereg_mr", EINVAL, &M("hint.dereg_mr_bound")},
 };
 
 struct WcRow {
@@ -199,7 +252,7 @@ const std::array kWc{
     WcRow{IBV_WC_LOC_EEC_OP_ERR, "IBV_WC_LOC_EEC_OP_ERR", &M("wc.other")},
     WcRow{IBV_WC_LOC_PROT_ERR, "IBV_WC_LOC_PROT_ERR", &M("wc.loc_prot")},
     WcRow{IBV_WC_WR_FLUSH_ERR, "IBV_WC_WR_FLUSH_ERR", &M("wc.flush")},
-    WcRow{IBV_WC_MW_BIND_ERR, "IBV_WC_MW_BIND_ERR", &M("wc.other")},
+    WcRow{IBV_WC_MW_BIND_ERR, "IBV_WC_MW_BIND_ERR", &M("wc.mw_bind")},
     WcRow{IBV_WC_BAD_RESP_ERR, "IBV_WC_BAD_RESP_ERR", &M("wc.bad_resp")},
     WcRow{IBV_WC_LOC_ACCESS_ERR, "IBV_WC_LOC_ACCESS_ERR", &M("wc.loc_access")},
     WcRow{IBV_WC_REM_INV_REQ_ERR, "IBV_WC_REM_INV_REQ_ERR", &M("wc.rem_inv_req")},

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <net/if.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "qp_init.hpp"
@@ -28,10 +28,23 @@ class IbvMr final : public MemoryRegion {
   std::uint32_t lkey() const noexcept override { return mr_->lkey; }
   std::uint32_t rkey() const noexcept override { return mr_->rkey; }
   int access() const noexcept override { return access_; }
+  ibv_mr* get() const noexcept override { return mr_; }
 
  private:
   ibv_mr* mr_;
   int access_;
+};
+
+class IbvMw final : public MemoryWindow {
+ public:
+  explicit IbvMw(ibv_mw* mw) : mw_(mw) {}
+  ~IbvMw() override {
+    if (const int rc = ibv_dealloc_mw(mw_); rc != 0) report_destroy_failure("ibv_dealloc_mw", rc);
+  }
+  ibv_mw* get() const noexcept override { return mw_; }
+
+ private:
+  ibv_mw* mw_;
 };
 
 class IbvCq final : public CompletionQueue {
@@ -75,6 +88,9 @@ class IbvQp final : public QueuePair {
   int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept override {
     return ibv_post_recv(qp_, wr, bad);
   }
+  int bind_mw(ibv_mw* mw, ibv_mw_bind& bind) noexcept override {
+    return ibv_bind_mw(qp_, mw, &bind);
+  }
   std::string device_name() const override { return device_; }
 
  private:
@@ -94,6 +110,13 @@ class IbvPd final : public ProtectionDomain {
         check_ptr(ibv_reg_mr(pd_, addr, length, static_cast<unsigned>(access)), "ibv_reg_mr",
                   ErrorContext{device_, 0, 0, fmt::format("{} bytes", length)});
     return std::make_unique<IbvMr>(mr, access);
+  }
+  std::unique_ptr<MemoryWindow> alloc_mw(ibv_mw_type type) override {
+    errno = 0;
+    ibv_mw* mw =
+        check_ptr(ibv_alloc_mw(pd_, type), "ibv_alloc_mw",
+                  ErrorContext{device_, 0, 0, fmt::format("type {}", static_cast<int>(type))});
+    return std::make_unique<IbvMw>(mw);
   }
   std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& a) override {
     if (a.send_cq == nullptr || a.recv_cq == nullptr)
@@ -263,6 +286,7 @@ class IbvBackend final : public Backend {
     throw VerbsError("ibv_open_device", ENODEV, ErrorContext{name, 0, 0, {}},
                      hint_for("ibv_get_device_list", ENODEV));
   }
+  std::unique_ptr<CmChannel> create_cm_channel() override { return make_rdmacm_channel(); }
 };
 
 }  // namespace

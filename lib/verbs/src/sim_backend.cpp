@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "cm_sim.hpp"
 #include "qp_init.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/verbs/error.hpp"
@@ -42,10 +43,24 @@ class SimMr final : public MemoryRegion {
   std::uint32_t lkey() const noexcept override { return mr_.lkey(); }
   std::uint32_t rkey() const noexcept override { return mr_.rkey(); }
   int access() const noexcept override { return mr_.access(); }
+  ibv_mr* get() const noexcept override { return mr_.get(); }
 
  private:
   sim::ProtectionDomain& pd_;
   sim::MemoryRegion& mr_;
+};
+
+class SimMw final : public MemoryWindow {
+ public:
+  SimMw(sim::ProtectionDomain& pd, sim::MemoryWindow& mw) : pd_(pd), mw_(mw) {}
+  ~SimMw() override {
+    if (const int rc = pd_.dealloc_mw(&mw_); rc != 0) report_destroy_failure("ibv_dealloc_mw", rc);
+  }
+  ibv_mw* get() const noexcept override { return mw_.get(); }
+
+ private:
+  sim::ProtectionDomain& pd_;
+  sim::MemoryWindow& mw_;
 };
 
 class SimCq final : public CompletionQueue {
@@ -84,6 +99,7 @@ class SimQp final : public QueuePair {
   int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept override {
     return qp_.post_recv(wr, bad);
   }
+  int bind_mw(ibv_mw* mw, ibv_mw_bind& bind) noexcept override { return qp_.bind_mw(mw, bind); }
   std::string device_name() const override { return pd_.device().name(); }
   sim::QueuePair& raw() noexcept { return qp_; }
 
@@ -104,6 +120,13 @@ class SimPd final : public ProtectionDomain {
         check_ptr(pd_.reg_mr(addr, length, access), "ibv_reg_mr",
                   ErrorContext{dev_.name(), 0, 0, fmt::format("{} bytes", length)});
     return std::make_unique<SimMr>(pd_, *mr);
+  }
+  std::unique_ptr<MemoryWindow> alloc_mw(ibv_mw_type type) override {
+    errno = 0;
+    sim::MemoryWindow* mw =
+        check_ptr(pd_.alloc_mw(type), "ibv_alloc_mw",
+                  ErrorContext{dev_.name(), 0, 0, fmt::format("type {}", static_cast<int>(type))});
+    return std::make_unique<SimMw>(pd_, *mw);
   }
   std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& a) override {
     auto* scq = dynamic_cast<SimCq*>(a.send_cq);
@@ -181,7 +204,7 @@ class SimContext final : public Context {
 
 class SimBackendImpl final : public SimBackend {
  public:
-  explicit SimBackendImpl(SimBackendOptions o) : fabric_(o.fabric) {
+  explicit SimBackendImpl(SimBackendOptions o) : fabric_(o.fabric), seed_(o.fabric.seed) {
     if (o.hosts.empty()) {
       for (int i = 0; i < 2; ++i) {
         sim::HostConfig h;
@@ -205,6 +228,10 @@ class SimBackendImpl final : public SimBackend {
       if (name.empty() || d->name() == name) return std::make_unique<SimContext>(*d);
     throw VerbsError("ibv_open_device", ENODEV, ErrorContext{name, 0, 0, {}}, {});
   }
+  std::unique_ptr<CmChannel> create_cm_channel() override {
+    if (!cm_) cm_ = std::make_unique<sim::cm::Manager>(fabric_, devices_, seed_);
+    return make_sim_cm_channel(*cm_);
+  }
   sim::Fabric& fabric() noexcept override { return fabric_; }
   sim::QueuePair* sim_qp(QueuePair& qp) const noexcept override {
     auto* s = dynamic_cast<SimQp*>(&qp);
@@ -219,6 +246,8 @@ class SimBackendImpl final : public SimBackend {
  private:
   sim::Fabric fabric_;
   std::vector<sim::Device*> devices_;
+  std::uint64_t seed_ = 1;
+  std::unique_ptr<sim::cm::Manager> cm_;  // after the fabric: destroyed first
 };
 
 }  // namespace

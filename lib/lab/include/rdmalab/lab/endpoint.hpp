@@ -43,6 +43,9 @@ struct Endpoint {
 struct Environment {
   std::unique_ptr<verbs::Backend> backend;
   bool simulated = false;
+  /// An in-band connection's CM channel and ids (cm_connect.hpp), kept as
+  /// long as the run: the endpoints' QPs are destroyed before them.
+  std::shared_ptr<void> cm;
   /// The simulator's fabric (nullptr on real verbs), for link knobs.
   [[nodiscard]] sim::Fabric* fabric() const noexcept;
   /// The simulated link from one host to another (nullptr on real verbs).

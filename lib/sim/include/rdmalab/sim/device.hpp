@@ -13,7 +13,7 @@
 //   - poll returns the number of completions (never negative here).
 //
 // Ownership: every object is owned by its parent (the fabric owns devices, a
-// device its PDs and CQs, a PD its MRs, QPs and AHs) and keeps its address
+// device its PDs and CQs, a PD its MRs, MWs, QPs and AHs) and keeps its address
 // until it is destroyed. Destroying a parent whose children are alive fails
 // with EBUSY, as in verbs: dealloc_pd() with a live MR or QP, destroy_cq()
 // while a QP uses the CQ. Whatever is left is released with the fabric.
@@ -40,12 +40,19 @@ namespace rdmalab::sim {
 
 class Device;
 class ProtectionDomain;
+class QueuePair;
 struct QpImpl;
 
 /// A registered memory region (ibv_reg_mr): a window of the caller's memory
 /// that the NIC may read and write. lkey == rkey, as mlx5 and rxe do.
 class MemoryRegion {
  public:
+  /// The ibv_mr a verbs program would hold (addr, length, lkey, rkey, pd):
+  /// what it puts in ibv_mw_bind_info::mr to bind a memory window.
+  [[nodiscard]] ibv_mr* get() noexcept { return &raw_; }
+  /// Memory windows currently bound to this region (deregistration fails
+  /// with EINVAL while there are any, as in rxe).
+  [[nodiscard]] int bound_windows() const noexcept { return windows_; }
   [[nodiscard]] std::uint32_t lkey() const noexcept { return key_; }
   [[nodiscard]] std::uint32_t rkey() const noexcept { return key_; }
   [[nodiscard]] void* addr() const noexcept { return addr_; }
@@ -67,16 +74,70 @@ class MemoryRegion {
   }
 
   MemoryRegion(ProtectionDomain& pd, void* addr, std::size_t length, std::uint64_t iova, int access,
-               std::uint32_t key) noexcept
-      : pd_(&pd), addr_(addr), length_(length), iova_(iova), access_(access), key_(key) {}
+               std::uint32_t key) noexcept;
 
  private:
+  friend struct QpImpl;
+  friend class MemoryWindow;
   ProtectionDomain* pd_;
   void* addr_;
   std::size_t length_;
   std::uint64_t iova_;
   int access_;
   std::uint32_t key_;
+  ibv_mr raw_{};
+  int windows_ = 0;
+};
+
+/// A memory window (ibv_alloc_mw, IBTA 10.6.7): a second, narrower rkey over
+/// part of a registered region, bound and revoked through the send queue
+/// without re-registering.
+///
+/// Type 1 windows are bound with QueuePair::bind_mw (ibv_bind_mw) and stay
+/// valid for every QP of the PD until re-bound. Type 2 windows are bound by an
+/// IBV_WR_BIND_MW work request, are then valid only for requests arriving on
+/// that QP, and are revoked by IBV_WR_LOCAL_INV or by the peer's
+/// IBV_WR_SEND_WITH_INV. The rules follow rdma_rxe (drivers/infiniband/sw/rxe/
+/// rxe_mw.c), including where it is laxer than the IBTA; see qp.cpp.
+class MemoryWindow {
+ public:
+  enum class State : std::uint8_t { Free, Valid };
+
+  /// The ibv_mw a verbs program would hold: put it in
+  /// ibv_send_wr::bind_mw.mw. Its rkey field is the program's copy; after a
+  /// type 2 bind the program stores the new rkey there itself.
+  [[nodiscard]] ibv_mw* get() noexcept { return &raw_; }
+  [[nodiscard]] ibv_mw_type type() const noexcept { return raw_.type; }
+  /// The key the NIC accepts now (index in the upper 24 bits, the key byte
+  /// chosen by the last bind below).
+  [[nodiscard]] std::uint32_t rkey() const noexcept { return key_; }
+  [[nodiscard]] State state() const noexcept { return state_; }
+  [[nodiscard]] ProtectionDomain& pd() const noexcept { return *pd_; }
+  /// The region, range and rights of the current binding (nullptr/0 when free).
+  [[nodiscard]] MemoryRegion* mr() const noexcept { return mr_; }
+  [[nodiscard]] std::uint64_t addr() const noexcept { return addr_; }
+  [[nodiscard]] std::uint64_t length() const noexcept { return length_; }
+  [[nodiscard]] int access() const noexcept { return access_; }
+  /// Type 2: the QP it is bound to (nullptr when free or that QP is gone).
+  [[nodiscard]] QueuePair* qp() const noexcept;
+
+  MemoryWindow(ProtectionDomain& pd, ibv_mw_type type, std::uint32_t key) noexcept;
+
+ private:
+  friend class ProtectionDomain;
+  friend class QueuePair;
+  friend struct QpImpl;
+  void unbind() noexcept;
+
+  ProtectionDomain* pd_;
+  ibv_mw raw_{};
+  std::uint32_t key_;
+  State state_;
+  MemoryRegion* mr_ = nullptr;
+  std::uint64_t addr_ = 0;
+  std::uint64_t length_ = 0;
+  int access_ = 0;
+  QpImpl* qp_ = nullptr;
 };
 
 /// A completion queue (ibv_create_cq) holding up to capacity() completions.
@@ -172,6 +233,13 @@ class QueuePair {
   /// ibv_post_recv: EINVAL in RESET or with too many SGEs, ENOMEM when the
   /// receive queue is full.
   [[nodiscard]] int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+  /// ibv_bind_mw (type 1 windows): posts an IBV_WR_BIND_MW request with
+  /// rkey ibv_inc_rkey(mw->rkey) and, once posted, stores that rkey in
+  /// mw->rkey (as libibverbs does; a failed bind completes with
+  /// IBV_WC_MW_BIND_ERR and the caller must undo it). EINVAL: no MR with a
+  /// range, zero-based access, a window this device did not hand out;
+  /// EPERM: MR and window of different PDs; then what post_send returns.
+  [[nodiscard]] int bind_mw(ibv_mw* mw, const ibv_mw_bind& bind);
 
   /// Simulator-only knobs of a QP, set before the transition to RTR (the
   /// adaptive-routing window is sized there).
@@ -228,12 +296,25 @@ class ProtectionDomain {
   /// where the heap put the buffers (byte-identical pcaps across runs).
   [[nodiscard]] MemoryRegion* reg_mr_iova(void* addr, std::size_t length, std::uint64_t iova,
                                           int access);
-  /// ibv_dereg_mr: 0, or EINVAL for an MR of another PD.
+  /// ibv_dereg_mr: 0, or EINVAL for an MR of another PD or one that memory
+  /// windows are bound to.
   [[nodiscard]] int dereg_mr(MemoryRegion* mr);
+
+  /// ibv_alloc_mw: a free type 2 window or a valid, unbound type 1 window;
+  /// nullptr with errno EINVAL for another type.
+  [[nodiscard]] MemoryWindow* alloc_mw(ibv_mw_type type);
+  /// ibv_dealloc_mw: 0 (a bound window is unbound first), or EINVAL for a
+  /// window of another PD.
+  [[nodiscard]] int dealloc_mw(MemoryWindow* mw);
 
   /// ibv_create_qp: nullptr with errno EINVAL (unknown CQ, unsupported type,
   /// zero-sized queue, caps above the device limits).
   [[nodiscard]] QueuePair* create_qp(const ibv_qp_init_attr& attr);
+  /// QP 1, the General Services Interface QP (a UD QP) that carries the
+  /// simulated Communication Manager's MADs (sim/cm.hpp); nullptr with errno
+  /// EEXIST when the device has one already. Not a verbs call: on a real
+  /// device the kernel's MAD layer owns QP 1.
+  [[nodiscard]] QueuePair* create_gsi_qp(const ibv_qp_init_attr& attr);
   /// ibv_destroy_qp: 0, or EINVAL for a QP of another PD.
   [[nodiscard]] int destroy_qp(QueuePair* qp);
 
@@ -252,6 +333,7 @@ class ProtectionDomain {
   Device* device_;
   ibv_pd raw_{};
   std::vector<std::unique_ptr<MemoryRegion>> mrs_;
+  std::vector<std::unique_ptr<MemoryWindow>> mws_;
   std::vector<std::unique_ptr<QueuePair>> qps_;
   std::vector<std::unique_ptr<AddressHandle>> ahs_;
 };
@@ -283,7 +365,7 @@ class Device {
 
   /// ibv_alloc_pd.
   [[nodiscard]] ProtectionDomain* alloc_pd();
-  /// ibv_dealloc_pd: 0, EBUSY while MRs, QPs or AHs of the PD exist,
+  /// ibv_dealloc_pd: 0, EBUSY while MRs, MWs, QPs or AHs of the PD exist,
   /// EINVAL for a PD of another device.
   [[nodiscard]] int dealloc_pd(ProtectionDomain* pd);
   /// ibv_create_cq: nullptr with errno EINVAL when cqe < 1 or too large.
@@ -311,6 +393,7 @@ class Device {
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;
   std::unordered_map<std::uint32_t, QpImpl*> qps_;         // by QP number
   std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;   // by key
+  std::unordered_map<std::uint32_t, MemoryWindow*> mws_;   // by key index (key >> 8)
   std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle
 };
 

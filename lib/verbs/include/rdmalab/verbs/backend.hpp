@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmalab/verbs/cm.hpp"
 #include "rdmalab/verbs/context.hpp"
 
 namespace rdmalab::verbs {
@@ -24,6 +25,9 @@ class Backend {
   /// Opens a device by name; the first device when `name` is empty. Throws
   /// VerbsError (no device: with the Soft-RoCE hint).
   [[nodiscard]] virtual std::unique_ptr<Context> open(const std::string& name) = 0;
+  /// A Communication Manager event channel (rdma_cm), for in-band
+  /// connection set-up (see cm.hpp). Throws VerbsError.
+  [[nodiscard]] virtual std::unique_ptr<CmChannel> create_cm_channel() = 0;
 
  protected:
   Backend() = default;

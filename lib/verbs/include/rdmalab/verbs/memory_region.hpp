@@ -6,6 +6,8 @@
 // memory. The access flags decide what the peer may do with the rkey.
 #pragma once
 
+#include <infiniband/verbs.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -23,8 +25,13 @@ class MemoryRegion {
   [[nodiscard]] virtual std::uint32_t rkey() const noexcept = 0;
   /// IBV_ACCESS_* flags given at registration.
   [[nodiscard]] virtual int access() const noexcept = 0;
+  /// The ibv_mr itself, for the verbs that name a region by it
+  /// (ibv_mw_bind_info::mr when binding a memory window).
+  [[nodiscard]] virtual ibv_mr* get() const noexcept = 0;
   /// The address as the 64-bit value a peer puts in a RETH.
-  [[nodiscard]] std::uint64_t va() const noexcept { return reinterpret_cast<std::uintptr_t>(addr()); }
+  [[nodiscard]] std::uint64_t va() const noexcept {
+    return reinterpret_cast<std::uintptr_t>(addr());
+  }
 
  protected:
   MemoryRegion() = default;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "rdmalab/verbs/memory_region.hpp"
+#include "rdmalab/verbs/memory_window.hpp"
 #include "rdmalab/verbs/queue_pair.hpp"
 
 namespace rdmalab::verbs {
@@ -20,6 +21,9 @@ class ProtectionDomain {
   /// ibv_reg_mr. Throws VerbsError (ENOMEM: the memlock limit, with a hint).
   [[nodiscard]] virtual std::unique_ptr<MemoryRegion> reg_mr(void* addr, std::size_t length,
                                                              int access) = 0;
+  /// ibv_alloc_mw (IBV_MW_TYPE_1 or IBV_MW_TYPE_2). Throws VerbsError
+  /// (EOPNOTSUPP/ENOSYS: the device has no memory windows).
+  [[nodiscard]] virtual std::unique_ptr<MemoryWindow> alloc_mw(ibv_mw_type type) = 0;
   /// ibv_create_qp. Throws VerbsError.
   [[nodiscard]] virtual std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& attrs) = 0;
 

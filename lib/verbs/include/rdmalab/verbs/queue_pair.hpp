@@ -45,7 +45,7 @@ struct RtrAttrs {
   RemoteEndpoint remote;
   ibv_mtu path_mtu = IBV_MTU_1024;
   std::uint8_t port = 1;
-  int sgid_index = 0;             // our GID table entry used as source
+  int sgid_index = 0;  // our GID table entry used as source
   std::uint8_t hop_limit = 64;
   std::uint8_t traffic_class = 0;
   std::uint8_t max_dest_rd_atomic = 1;  // RC: READ/atomics we accept in flight
@@ -55,10 +55,10 @@ struct RtrAttrs {
 /// RTR -> RTS.
 struct RtsAttrs {
   std::uint32_t sq_psn = 0;
-  std::uint8_t timeout = 14;      // RC: local ACK timeout, 4.096 us * 2^timeout
-  std::uint8_t retry_cnt = 7;     // RC
-  std::uint8_t rnr_retry = 7;     // RC: 7 = retry forever
-  std::uint8_t max_rd_atomic = 1; // RC: READ/atomics we keep in flight
+  std::uint8_t timeout = 14;       // RC: local ACK timeout, 4.096 us * 2^timeout
+  std::uint8_t retry_cnt = 7;      // RC
+  std::uint8_t rnr_retry = 7;      // RC: 7 = retry forever
+  std::uint8_t max_rd_atomic = 1;  // RC: READ/atomics we keep in flight
 };
 
 /// What a transition applied, for narration.
@@ -87,6 +87,10 @@ class QueuePair {
   /// ibv_post_send / ibv_post_recv: 0 or the errno value, *bad set on failure.
   [[nodiscard]] virtual int post_send(ibv_send_wr* wr, ibv_send_wr** bad) noexcept = 0;
   [[nodiscard]] virtual int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept = 0;
+  /// ibv_bind_mw (type 1 windows): 0 or the errno value. Posts a bind work
+  /// request and sets mw->rkey to the new key at once; the bind's completion
+  /// (IBV_WC_BIND_MW) says whether it took effect.
+  [[nodiscard]] virtual int bind_mw(ibv_mw* mw, ibv_mw_bind& bind) noexcept = 0;
   /// The device's name, for error reports.
   [[nodiscard]] virtual std::string device_name() const = 0;
 

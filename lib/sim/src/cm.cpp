@@ -1,0 +1,579 @@
+// The simulated Communication Manager (see sim/cm.hpp). The rules for what
+// each MAD carries and what each side derives from it follow the Linux CM as
+// rdma_cm uses it over Soft-RoCE (tests/data/rping_cm.pcap):
+//   - every MAD of one connection carries the active side's transaction ID;
+//   - each side announces, as Starting PSN, the PSN its own receive queue
+//     expects (its rq_psn, chosen at random when the id is created); the peer
+//     starts sending there;
+//   - a REQ's Responder Resources / Initiator Depth are the active side's;
+//     the passive side reads them crosswise (what it may issue is what the
+//     active side accepts), and the REP does the same the other way;
+//   - the RNR retry count of a REQ is the one the passive side uses, the
+//     REP's the one the active side uses; both use the REQ's retry count;
+//   - a REQ for a port nobody listens on gets a REJ with reason 8 (invalid
+//     service ID) and local communication ID 0.
+#include "rdmalab/sim/cm.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine.hpp"
+#include "rdmalab/wire/cm.hpp"
+
+namespace rdmalab::sim {
+
+QueuePair* ProtectionDomain::create_gsi_qp(const ibv_qp_init_attr& attr) {
+  if (device_->qps_.count(wire::cm::kGsiQpn) != 0 || attr.qp_type != IBV_QPT_UD) {
+    errno = attr.qp_type != IBV_QPT_UD ? EINVAL : EEXIST;
+    return nullptr;
+  }
+  QueuePair* qp = create_qp(attr);
+  if (qp == nullptr) return nullptr;
+  QpImpl& q = qp->impl();
+  device_->qps_.erase(q.qpn);
+  // Give the number back: the application's first QP keeps the number it
+  // would have had without the CM.
+  if (device_->next_qpn_ == q.qpn + 1) --device_->next_qpn_;
+  q.qpn = wire::cm::kGsiQpn;
+  device_->qps_[q.qpn] = &q;
+  return qp;
+}
+
+namespace cm {
+
+namespace {
+
+std::uint32_t ipv4(const wire::IpAddress& ip) noexcept {
+  const auto b = ip.v4_bytes();
+  return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+         b[3];
+}
+
+std::uint8_t mtu_code(std::uint32_t bytes) noexcept {
+  std::uint8_t code = IBV_MTU_256;
+  for (std::uint32_t m = 512; m <= bytes && code < IBV_MTU_4096; m *= 2) ++code;
+  return code;
+}
+
+constexpr std::size_t kRecvSlots = 32;
+constexpr std::size_t kSendSlots = 32;
+constexpr std::size_t kGrh = 40;  // a UD receive buffer starts with the GRH
+
+}  // namespace
+
+const char* event_name(EventType t) noexcept {
+  switch (t) {
+    case EventType::AddrResolved: return "RDMA_CM_EVENT_ADDR_RESOLVED";
+    case EventType::RouteResolved: return "RDMA_CM_EVENT_ROUTE_RESOLVED";
+    case EventType::ConnectRequest: return "RDMA_CM_EVENT_CONNECT_REQUEST";
+    case EventType::ConnectResponse: return "RDMA_CM_EVENT_CONNECT_RESPONSE";
+    case EventType::Established: return "RDMA_CM_EVENT_ESTABLISHED";
+    case EventType::Rejected: return "RDMA_CM_EVENT_REJECTED";
+    case EventType::Unreachable: return "RDMA_CM_EVENT_UNREACHABLE";
+    case EventType::Disconnected: return "RDMA_CM_EVENT_DISCONNECTED";
+  }
+  return "?";
+}
+
+/// QP 1 of one host and its buffers.
+struct Manager::Agent {
+  Device* device = nullptr;
+  ProtectionDomain* pd = nullptr;
+  CompletionQueue* cq = nullptr;
+  QueuePair* qp = nullptr;
+  std::vector<std::uint8_t> recv_buf = std::vector<std::uint8_t>(kRecvSlots * (kGrh + 256));
+  std::vector<std::uint8_t> send_buf = std::vector<std::uint8_t>(kSendSlots * 256);
+  MemoryRegion* recv_mr = nullptr;
+  MemoryRegion* send_mr = nullptr;
+  std::size_t next_send = 0;
+  std::vector<std::pair<ibv_gid, AddressHandle*>> ahs;
+
+  void post_recv(std::size_t slot) {
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(recv_buf.data() + slot * (kGrh + 256)),
+                static_cast<std::uint32_t>(kGrh + 256), recv_mr->lkey()};
+    ibv_recv_wr wr{};
+    wr.wr_id = slot;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    (void)qp->post_recv(&wr, &bad);
+  }
+};
+
+Manager::Manager(Fabric& fabric, std::vector<Device*> hosts, std::uint64_t seed)
+    : fabric_(&fabric), hosts_(std::move(hosts)), rng_(seed * 0x9E3779B97F4A7C15ULL + 0x5CA1AB1E) {
+  // Every host answers MADs from the start, as a real one's QP 1 does (a
+  // REQ to a port nobody listens on gets its REJ).
+  for (Device* d : hosts_) (void)agent(*d);
+}
+
+Manager::~Manager() = default;
+
+EventChannel* Manager::create_event_channel() {
+  channels_.push_back(std::make_unique<EventChannel>(*this));
+  return channels_.back().get();
+}
+
+std::uint32_t Manager::random24() {
+  // splitmix64
+  std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return static_cast<std::uint32_t>((z ^ (z >> 31)) & 0xFFFFFF);
+}
+
+Device* Manager::host_with(const wire::IpAddress& ip) const {
+  for (Device* d : hosts_)
+    if (d->config().ip == ip) return d;
+  return nullptr;
+}
+
+Manager::Agent* Manager::agent(Device& d) {
+  for (auto& a : agents_)
+    if (a->device == &d) return a.get();
+  auto a = std::make_unique<Agent>();
+  a->device = &d;
+  a->pd = d.alloc_pd();
+  a->cq = d.create_cq(static_cast<int>(kRecvSlots + kSendSlots));
+  ibv_qp_init_attr ia{};
+  ia.qp_type = IBV_QPT_UD;
+  ia.send_cq = a->cq->get();
+  ia.recv_cq = a->cq->get();
+  ia.cap.max_send_wr = kSendSlots;
+  ia.cap.max_recv_wr = kRecvSlots;
+  ia.cap.max_send_sge = 1;
+  ia.cap.max_recv_sge = 1;
+  a->qp = a->pd->create_gsi_qp(ia);
+  a->recv_mr = a->pd->reg_mr(a->recv_buf.data(), a->recv_buf.size(), IBV_ACCESS_LOCAL_WRITE);
+  a->send_mr = a->pd->reg_mr(a->send_buf.data(), a->send_buf.size(), 0);
+  if (a->qp == nullptr || a->recv_mr == nullptr || a->send_mr == nullptr) return nullptr;
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = 1;
+  attr.qkey = wire::cm::kGsiQkey;
+  if (a->qp->modify(attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) != 0)
+    return nullptr;
+  attr = {};
+  attr.qp_state = IBV_QPS_RTR;
+  if (a->qp->modify(attr, IBV_QP_STATE) != 0) return nullptr;
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = 0;
+  if (a->qp->modify(attr, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0) return nullptr;
+  for (std::size_t i = 0; i < kRecvSlots; ++i) a->post_recv(i);
+  agents_.push_back(std::move(a));
+  return agents_.back().get();
+}
+
+void Manager::send_to(Device& from, const ibv_gid& to, const wire::cm::Mad& mad) {
+  Agent* a = agent(from);
+  if (a == nullptr) return;
+  AddressHandle* ah = nullptr;
+  for (auto& [gid, h] : a->ahs)
+    if (std::memcmp(gid.raw, to.raw, sizeof gid.raw) == 0) ah = h;
+  if (ah == nullptr) {
+    ibv_ah_attr attr{};
+    attr.is_global = 1;
+    attr.grh.dgid = to;
+    attr.grh.sgid_index = 0;
+    attr.grh.hop_limit = 64;
+    attr.port_num = 1;
+    ah = a->pd->create_ah(attr);
+    if (ah == nullptr) return;  // no host has that GID: the MAD goes nowhere
+    a->ahs.emplace_back(to, ah);
+  }
+  const std::size_t slot = a->next_send++ % kSendSlots;
+  std::uint8_t* buf = a->send_buf.data() + slot * 256;
+  std::memcpy(buf, mad.data(), mad.size());
+  ibv_sge sge{reinterpret_cast<std::uintptr_t>(buf), 256, a->send_mr->lkey()};
+  ibv_send_wr wr{};
+  wr.wr_id = slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.ud.ah = ah->get();
+  wr.wr.ud.remote_qpn = wire::cm::kGsiQpn;
+  wr.wr.ud.remote_qkey = wire::cm::kGsiQkey;
+  ibv_send_wr* bad = nullptr;
+  (void)a->qp->post_send(&wr, &bad);
+}
+
+void Manager::send(Id& from, const wire::cm::Mad& mad) {
+  send_to(*from.device_, from.remote_gid_, mad);
+}
+
+Id* Manager::find(Device& d, std::uint32_t local_comm_id) const {
+  for (const auto& id : ids_)
+    if (id->device_ == &d && id->local_comm_id_ == local_comm_id &&
+        id->state_ != Id::State::Listening)
+      return id.get();
+  return nullptr;
+}
+
+void Manager::pump() {
+  for (std::size_t i = 0; i < agents_.size(); ++i) {
+    Agent& a = *agents_[i];
+    ibv_wc wcs[16];
+    int n = 0;
+    while ((n = a.cq->poll_now(16, wcs)) > 0) {
+      for (int k = 0; k < n; ++k) {
+        const ibv_wc& wc = wcs[k];
+        if (wc.opcode != IBV_WC_RECV) continue;
+        const std::size_t slot = wc.wr_id;
+        if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= kGrh + 256)
+          on_mad(a, std::span<const std::uint8_t>(a.recv_buf.data() + slot * (kGrh + 256) + kGrh,
+                                                  256));
+        a.post_recv(slot);
+      }
+    }
+  }
+}
+
+void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
+  wire::cm::Decoded m;
+  if (!wire::cm::decode(bytes, m)) return;
+  Device& d = *a.device;
+  auto event = [](Id& id, EventType t) {
+    Event e;
+    e.type = t;
+    e.id = &id;
+    id.channel_->events_.push_back(e);
+    return &id.channel_->events_.back();
+  };
+  switch (m.attr) {
+    case wire::cm::Attr::Req: {
+      Id* listener = nullptr;
+      for (const auto& id : ids_)
+        if (id->state_ == Id::State::Listening && id->device_ == &d &&
+            (m.service_id & ~0xFFFFULL) == wire::cm::kServiceIdTcp &&
+            id->port_ == (m.service_id & 0xFFFF))
+          listener = id.get();
+      ibv_gid peer{};
+      std::memcpy(peer.raw, bytes.data() + 24 + 56, 16);  // the REQ's primary local GID
+      if (listener == nullptr) {
+        send_to(d, peer,
+                wire::cm::encode_rej(m.transaction_id, 0, m.local_comm_id,
+                                     wire::cm::kRejInvalidServiceId));
+        return;
+      }
+      Id* id = listener->channel_->create_id();
+      id->state_ = Id::State::ReqRcvd;
+      id->device_ = &d;
+      id->local_ip_ = d.config().ip;
+      id->remote_ip_ = wire::IpAddress::from_v4({static_cast<std::uint8_t>(m.ip.src_ip >> 24),
+                                                 static_cast<std::uint8_t>(m.ip.src_ip >> 16),
+                                                 static_cast<std::uint8_t>(m.ip.src_ip >> 8),
+                                                 static_cast<std::uint8_t>(m.ip.src_ip)});
+      id->remote_gid_ = peer;
+      id->port_ = listener->port_;
+      id->tid_ = m.transaction_id;
+      id->remote_comm_id_ = m.local_comm_id;
+      id->remote_qpn_ = m.qpn;
+      id->sq_psn_ = m.starting_psn;
+      id->path_mtu_ = m.path_mtu;
+      id->responder_resources_ = m.initiator_depth;
+      id->initiator_depth_ = m.responder_resources;
+      id->retry_count_ = m.retry_count;
+      id->rnr_retry_count_ = m.rnr_retry_count;
+      id->ack_timeout_ = m.local_ack_timeout;
+      Event* e = event(*id, EventType::ConnectRequest);
+      e->listen_id = listener;
+      e->param.private_data.assign(m.private_data.begin(), m.private_data.end());
+      e->param.responder_resources = m.responder_resources;
+      e->param.initiator_depth = m.initiator_depth;
+      e->param.retry_count = m.retry_count;
+      e->param.rnr_retry_count = m.rnr_retry_count;
+      e->param.qp_num = m.qpn;
+      return;
+    }
+    case wire::cm::Attr::Rep: {
+      Id* id = find(d, m.remote_comm_id);
+      if (id == nullptr || id->state_ != Id::State::ReqSent) return;
+      id->remote_comm_id_ = m.local_comm_id;
+      id->remote_qpn_ = m.qpn;
+      id->sq_psn_ = m.starting_psn;
+      id->initiator_depth_ = m.responder_resources;
+      id->responder_resources_ = m.initiator_depth;
+      id->rnr_retry_count_ = m.rnr_retry_count;
+      id->state_ = Id::State::RepRcvd;
+      Event* e = event(*id, EventType::ConnectResponse);
+      e->param.private_data.assign(m.private_data.begin(), m.private_data.end());
+      e->param.responder_resources = m.responder_resources;
+      e->param.initiator_depth = m.initiator_depth;
+      e->param.rnr_retry_count = m.rnr_retry_count;
+      e->param.qp_num = m.qpn;
+      return;
+    }
+    case wire::cm::Attr::Rtu: {
+      Id* id = find(d, m.remote_comm_id);
+      if (id == nullptr || id->state_ != Id::State::RepSent) return;
+      id->state_ = Id::State::Established;
+      event(*id, EventType::Established);
+      return;
+    }
+    case wire::cm::Attr::Rej: {
+      Id* id = find(d, m.remote_comm_id);
+      if (id == nullptr || (id->state_ != Id::State::ReqSent && id->state_ != Id::State::RepSent))
+        return;
+      id->state_ = Id::State::Rejected;
+      Event* e = event(*id, EventType::Rejected);
+      e->status = m.reason;
+      e->param.private_data.assign(m.private_data.begin(), m.private_data.end());
+      return;
+    }
+    case wire::cm::Attr::Dreq: {
+      // DISCONNECTED for the application; the DREP waits for its own
+      // rdma_disconnect, as the kernel's CM does (a peer that never calls it
+      // leaves the DREQ's sender waiting for its timeout).
+      Id* id = find(d, m.remote_comm_id);
+      if (id == nullptr) return;
+      if (id->state_ == Id::State::Established) {
+        id->state_ = Id::State::DreqRcvd;
+        event(*id, EventType::Disconnected);
+      } else if (id->state_ == Id::State::DreqSent) {
+        // Both sides disconnected at once: answer, and the DREP we get
+        // back completes ours.
+        send(*id, wire::cm::encode_drep(m.transaction_id, id->local_comm_id_, id->remote_comm_id_));
+      }
+      return;
+    }
+    case wire::cm::Attr::Drep: {
+      Id* id = find(d, m.remote_comm_id);
+      if (id == nullptr || id->state_ != Id::State::DreqSent) return;
+      id->state_ = Id::State::Disconnected;
+      event(*id, EventType::Disconnected);
+      return;
+    }
+    default: return;
+  }
+}
+
+// ---- EventChannel ------------------------------------------------------------
+
+Id* EventChannel::create_id() {
+  manager_->ids_.push_back(std::make_unique<Id>(*manager_, *this));
+  Id* id = manager_->ids_.back().get();
+  // Chosen when the id is created, as the kernel does: the PSN this side's
+  // receive queue will expect, and its communication ID.
+  id->rq_psn_ = manager_->random24();
+  id->local_comm_id_ = (manager_->random24() << 8) | 0xB9;
+  return id;
+}
+
+std::optional<Event> EventChannel::get_event() {
+  Fabric& fabric = *manager_->fabric_;
+  for (;;) {
+    manager_->pump();
+    if (!events_.empty()) break;
+    if (fabric.step()) continue;
+    manager_->pump();
+    if (!events_.empty()) break;
+    // Nothing can happen any more: whoever waits for an answer of the
+    // network will never get one.
+    for (const auto& id : manager_->ids_) {
+      if (id->channel_ != this) continue;
+      if (id->state_ == Id::State::ReqSent || id->state_ == Id::State::RepSent) {
+        id->state_ = Id::State::Unreachable;
+        Event e;
+        e.type = EventType::Unreachable;
+        e.id = id.get();
+        e.status = -ETIMEDOUT;
+        events_.push_back(e);
+      } else if (id->state_ == Id::State::DreqSent) {
+        id->state_ = Id::State::Disconnected;  // the kernel gives up on the DREP too
+        Event e;
+        e.type = EventType::Disconnected;
+        e.id = id.get();
+        events_.push_back(e);
+      }
+    }
+    if (events_.empty()) return std::nullopt;
+    break;
+  }
+  Event e = std::move(events_.front());
+  events_.pop_front();
+  return e;
+}
+
+// ---- Id ----------------------------------------------------------------------
+
+int Id::resolve_addr(const std::optional<wire::IpAddress>& src, const wire::IpAddress& dst,
+                     std::uint16_t port) {
+  if (state_ != State::Idle) return EINVAL;
+  Device* to = manager_->host_with(dst);
+  if (to == nullptr || !dst.v4) return EADDRNOTAVAIL;
+  Device* from = nullptr;
+  if (src) {
+    from = manager_->host_with(*src);
+    if (from == nullptr) return EADDRNOTAVAIL;
+  } else {
+    for (Device* d : manager_->hosts_)
+      if (d != to) {
+        from = d;
+        break;
+      }
+    if (from == nullptr) from = to;
+  }
+  device_ = from;
+  local_ip_ = from->config().ip;
+  remote_ip_ = dst;
+  remote_gid_ = to->gid(0);
+  port_ = port;
+  src_port_ = static_cast<std::uint16_t>(0x8000 | (manager_->random24() & 0x7FFF));
+  path_mtu_ = mtu_code(std::min(from->config().port_mtu, to->config().port_mtu));
+  state_ = State::AddrResolved;
+  Event e;
+  e.type = EventType::AddrResolved;
+  e.id = this;
+  channel_->events_.push_back(e);
+  return 0;
+}
+
+int Id::resolve_route() {
+  if (state_ != State::AddrResolved) return EINVAL;
+  state_ = State::RouteResolved;
+  Event e;
+  e.type = EventType::RouteResolved;
+  e.id = this;
+  channel_->events_.push_back(e);
+  return 0;
+}
+
+int Id::listen(const wire::IpAddress& ip, std::uint16_t port) {
+  if (state_ != State::Idle) return EINVAL;
+  Device* d = manager_->host_with(ip);
+  if (d == nullptr) return EADDRNOTAVAIL;
+  for (const auto& id : manager_->ids_)
+    if (id->state_ == State::Listening && id->device_ == d && id->port_ == port) return EADDRINUSE;
+  device_ = d;
+  local_ip_ = ip;
+  port_ = port;
+  state_ = State::Listening;
+  return manager_->agent(*d) != nullptr ? 0 : ENOMEM;
+}
+
+int Id::connect(const ConnParam& p) {
+  if (state_ != State::RouteResolved || p.qp_num == 0) return EINVAL;
+  qpn_ = p.qp_num;
+  responder_resources_ = p.responder_resources;
+  initiator_depth_ = p.initiator_depth;
+  retry_count_ = p.retry_count & 7u;
+  tid_ = (std::uint64_t{4} << 32) | local_comm_id_;
+  wire::cm::Req r;
+  r.transaction_id = tid_;
+  r.local_comm_id = local_comm_id_;
+  r.service_id = wire::cm::kServiceIdTcp | port_;
+  r.ca_guid = 0x0200000000000000ULL | ipv4(local_ip_);
+  r.qpn = qpn_;
+  r.responder_resources = p.responder_resources;
+  r.initiator_depth = p.initiator_depth;
+  r.starting_psn = rq_psn_;
+  r.retry_count = retry_count_;
+  r.rnr_retry_count = p.rnr_retry_count;
+  r.path_mtu = path_mtu_;
+  r.local_gid = device_->gid(0);
+  r.remote_gid = remote_gid_;
+  r.local_ack_timeout = ack_timeout_;
+  r.ip = {src_port_, ipv4(local_ip_), ipv4(remote_ip_)};
+  r.private_data = p.private_data;
+  state_ = State::ReqSent;
+  manager_->send(*this, wire::cm::encode_req(r));
+  return 0;
+}
+
+int Id::accept(const ConnParam& p) {
+  if (state_ != State::ReqRcvd || p.qp_num == 0) return EINVAL;
+  qpn_ = p.qp_num;
+  responder_resources_ = p.responder_resources;
+  initiator_depth_ = p.initiator_depth;
+  wire::cm::Rep r;
+  r.transaction_id = tid_;
+  r.local_comm_id = local_comm_id_;
+  r.remote_comm_id = remote_comm_id_;
+  r.qpn = qpn_;
+  r.starting_psn = rq_psn_;
+  r.responder_resources = p.responder_resources;
+  r.initiator_depth = p.initiator_depth;
+  r.rnr_retry_count = p.rnr_retry_count;
+  r.ca_guid = 0x0200000000000000ULL | ipv4(local_ip_);
+  r.private_data = p.private_data;
+  state_ = State::RepSent;
+  manager_->send(*this, wire::cm::encode_rep(r));
+  return 0;
+}
+
+int Id::reject() {
+  if (state_ != State::ReqRcvd) return EINVAL;
+  state_ = State::Rejected;
+  manager_->send(
+      *this, wire::cm::encode_rej(tid_, local_comm_id_, remote_comm_id_, wire::cm::kRejConsumer));
+  return 0;
+}
+
+int Id::establish() {
+  if (state_ != State::RepRcvd) return EINVAL;
+  state_ = State::Established;
+  manager_->send(*this, wire::cm::encode_rtu(tid_, local_comm_id_, remote_comm_id_));
+  return 0;
+}
+
+int Id::disconnect() {
+  if (state_ == State::DreqRcvd) {
+    state_ = State::Disconnected;
+    manager_->send(*this, wire::cm::encode_drep(tid_, local_comm_id_, remote_comm_id_));
+    return 0;
+  }
+  if (state_ != State::Established) return EINVAL;
+  state_ = State::DreqSent;
+  manager_->send(*this, wire::cm::encode_dreq(tid_, local_comm_id_, remote_comm_id_, remote_qpn_));
+  return 0;
+}
+
+int Id::init_qp_attr(ibv_qp_attr& attr, int& mask) const {
+  const bool connected = state_ == State::ReqRcvd || state_ == State::RepSent ||
+                         state_ == State::RepRcvd || state_ == State::Established;
+  const ibv_qp_state want = attr.qp_state;
+  attr = {};
+  attr.qp_state = want;
+  switch (want) {
+    case IBV_QPS_INIT:
+      if (device_ == nullptr) return EINVAL;
+      mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+      attr.pkey_index = 0;
+      attr.port_num = 1;
+      attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+      if (responder_resources_ > 0)
+        attr.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+      return 0;
+    case IBV_QPS_RTR:
+      if (!connected) return EINVAL;
+      mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+      attr.ah_attr.is_global = 1;
+      attr.ah_attr.grh.dgid = remote_gid_;
+      attr.ah_attr.grh.sgid_index = 0;
+      attr.ah_attr.grh.hop_limit = 64;
+      attr.ah_attr.port_num = 1;
+      attr.path_mtu = static_cast<ibv_mtu>(path_mtu_);
+      attr.dest_qp_num = remote_qpn_;
+      attr.rq_psn = rq_psn_;
+      attr.max_dest_rd_atomic = responder_resources_;
+      attr.min_rnr_timer = 0;  // the kernel CM leaves it at 0 (655.36 ms)
+      return 0;
+    case IBV_QPS_RTS:
+      if (!connected) return EINVAL;
+      mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+             IBV_QP_MAX_QP_RD_ATOMIC;
+      attr.sq_psn = sq_psn_;
+      attr.timeout = ack_timeout_;
+      attr.retry_cnt = retry_count_;
+      attr.rnr_retry = rnr_retry_count_;
+      attr.max_rd_atomic = initiator_depth_;
+      return 0;
+    default: return EINVAL;
+  }
+}
+
+}  // namespace cm
+}  // namespace rdmalab::sim
