@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "messages.hpp"
+#include "rdmalab/lab/cm_connect.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/narrator.hpp"
 #include "rdmalab/lab/peer.hpp"
@@ -32,6 +33,7 @@ struct Options {
   int mtu = 1024;
   bool no_recv = false;
   int rnr_retry = -1;  // -1: 7, or 1 with --no-recv (so the lab ends)
+  bool cm = false;     // connect in band with rdma_cm instead of out of band
 };
 
 void run_lab(lab::Narrator& n, const Options& o) {
@@ -47,7 +49,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   // whose wire is captured to a pcap file.
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);
-  std::optional<verbs::OobChannel> peer = lab::open_peer(n, o.common);
+  // Two processes exchange their connection data over TCP, unless the CM
+  // connects them in band (--cm).
+  std::optional<verbs::OobChannel> peer =
+      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
 
   // 2. Devices and resources: on the simulator two hosts, sim1 sends to
   // sim0; on real verbs both QPs live on one device (-d) and rxe loops the
@@ -66,48 +71,73 @@ void run_lab(lab::Narrator& n, const Options& o) {
   spec.device = env.simulated ? "sim0" : o.common.device;
   if (receives) lab::open_endpoint(n, env, rx, spec, o.common);
 
-  // 3. What each side tells the other. Two-sided operations need no VA or
-  // rkey: only QPN, first PSN and GID. Real programs pick random first
-  // PSNs; fixed ones make the capture easy to read.
-  n.step(tr(M("step.exchange")));
-  tx.first_psn = 0x000100;
-  rx.first_psn = 0x000200;
-  n.say(tr(M("say.exchange")));
-  verbs::ConnInfo from_tx, from_rx;
-  if (peer) {
-    (sends ? from_rx : from_tx) = lab::exchange_with_peer(n, *peer, sends ? tx : rx, o.mtu, false);
-  } else {
-    from_tx = lab::show_exchange(n, tx, o.mtu, false);
-    from_rx = lab::show_exchange(n, rx, o.mtu, false);
-  }
+  // The receives, posted in step 5; with --cm --listen already before the
+  // accept, since the peer may send as soon as it has the REP.
+  ibv_sge rx_sge = receives ? rx.sge(0, o.size) : ibv_sge{};
+  bool posted = false;
+  const auto post_receives = [&] {
+    for (int i = 0; i < o.iters && !o.no_recv && receives; ++i) {
+      ibv_recv_wr wr{};
+      wr.wr_id = 1000 + static_cast<std::uint64_t>(i);
+      wr.sg_list = &rx_sge;
+      wr.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      verbs::check_rc(rx.qp->post_recv(&wr, &bad), "ibv_post_recv");
+      n.call("ibv_post_recv(qp, wr)", "0");
+      n.field("wr_id", std::to_string(wr.wr_id));
+      n.field("sg_list[0]", fmt::format("addr {} length {} lkey {}", lab::hex(rx_sge.addr),
+                                        rx_sge.length, lab::hex(rx_sge.lkey, 8)));
+    }
+    posted = true;
+  };
 
-  // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
-  // sender's rnr_retry says how often it retries after an RNR NAK.
-  n.step(tr(M("step.connect")));
-  lab::ConnectSpec c;
-  c.mtu = o.mtu;
-  c.rnr_retry = rnr_retry;
-  if (sends) lab::connect_rc(n, tx, from_rx, c, o.common);
-  c.rnr_retry = 7;
-  if (receives) lab::connect_rc(n, rx, from_tx, c, o.common);
+  // 3-4. With --cm the connection manager does both in band: see
+  // lib/lab/src/cm_connect.cpp.
+  if (o.cm) {
+    n.step(tr(M("step.cm")));
+    lab::ConnectSpec c;
+    c.rnr_retry = rnr_retry;
+    if (role == lab::Role::Both) {
+      lab::connect_pair_cm(n, env, tx, rx, c);
+    } else if (role == lab::Role::Passive) {
+      lab::accept_cm(n, env, rx, *o.common.listen, post_receives, c);
+    } else {
+      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
+      lab::connect_cm(n, env, tx, host, port, c);
+    }
+  } else {
+    // 3. What each side tells the other. Two-sided operations need no VA or
+    // rkey: only QPN, first PSN and GID. Real programs pick random first
+    // PSNs; fixed ones make the capture easy to read.
+    n.step(tr(M("step.exchange")));
+    tx.first_psn = 0x000100;
+    rx.first_psn = 0x000200;
+    n.say(tr(M("say.exchange")));
+    verbs::ConnInfo from_tx, from_rx;
+    if (peer) {
+      (sends ? from_rx : from_tx) =
+          lab::exchange_with_peer(n, *peer, sends ? tx : rx, o.mtu, false);
+    } else {
+      from_tx = lab::show_exchange(n, tx, o.mtu, false);
+      from_rx = lab::show_exchange(n, rx, o.mtu, false);
+    }
+
+    // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
+    // sender's rnr_retry says how often it retries after an RNR NAK.
+    n.step(tr(M("step.connect")));
+    lab::ConnectSpec c;
+    c.mtu = o.mtu;
+    c.rnr_retry = rnr_retry;
+    if (sends) lab::connect_rc(n, tx, from_rx, c, o.common);
+    c.rnr_retry = 7;
+    if (receives) lab::connect_rc(n, rx, from_tx, c, o.common);
+  }
 
   // 5. The receiver posts its receive work requests BEFORE the sender sends;
   // between two hosts it says "ready" once they are posted.
   n.step(o.no_recv ? tr(M("step.no_recv")) : tr(M("step.recv")));
   n.say(o.no_recv ? tr(M("why.no_recv")) : tr(M("why.recv")));
-  ibv_sge rx_sge = receives ? rx.sge(0, o.size) : ibv_sge{};
-  for (int i = 0; i < o.iters && !o.no_recv && receives; ++i) {
-    ibv_recv_wr wr{};
-    wr.wr_id = 1000 + static_cast<std::uint64_t>(i);
-    wr.sg_list = &rx_sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    verbs::check_rc(rx.qp->post_recv(&wr, &bad), "ibv_post_recv");
-    n.call("ibv_post_recv(qp, wr)", "0");
-    n.field("wr_id", std::to_string(wr.wr_id));
-    n.field("sg_list[0]", fmt::format("addr {} length {} lkey {}", lab::hex(rx_sge.addr),
-                                      rx_sge.length, lab::hex(rx_sge.lkey, 8)));
-  }
+  if (!posted) post_receives();
   if (peer) {
     if (receives) lab::tell_peer(*peer, "ready");
     if (sends) lab::await_peer(*peer, "ready");
@@ -176,6 +206,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
     }
   }
 
+  // With --cm the sender disconnects (DREQ) and the receiver answers (DREP).
+  if (o.cm && sends) lab::disconnect_cm(n, env, tx);
+  if (o.cm && !sends) lab::await_disconnect_cm(n, env, rx);
+
   // 9. What went on the wire: the simulator captured every frame.
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     const auto count = [&](const char* op) {
@@ -209,6 +243,7 @@ int main(int argc, char** argv) {
     lab::add_mtu_option(app, o.mtu);
     app.add_flag("--no-recv", o.no_recv, tr(M("opt.no_recv")));
     app.add_option("--rnr-retry", o.rnr_retry, tr(M("opt.rnr_retry")))->check(CLI::Range(0, 7));
+    app.add_flag("--cm", o.cm, tr(M("opt.cm")));
   };
   return lab::run(argc, argv, "lab01", "lab01-send-recv", M("desc"), o.common, options,
                   [&](lab::Narrator& n) { run_lab(n, o); });
