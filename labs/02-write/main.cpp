@@ -4,11 +4,20 @@
 // the target's registered memory. The target has to register its buffer with
 // IBV_ACCESS_REMOTE_WRITE and hand out its virtual address and rkey; after
 // that, its CPU takes no part: no receive WQE, no completion.
+//
+// One process plays both sides by default. With --listen PORT it is the
+// target alone, with --connect HOST:PORT the writer alone, on two hosts: the
+// target's VA, rkey and length then travel in the out-of-band message, or,
+// with --cm, in a SEND right after the in-band connection (as rping does).
+#include <endian.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include "messages.hpp"
+#include "rdmalab/lab/cm_connect.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
@@ -27,12 +36,98 @@ struct Options {
   std::uint32_t size = 3072;
   int mtu = 1024;
   std::uint32_t offset = 256;
+  bool cm = false;  // connect in band with rdma_cm instead of out of band
 };
 
+// With --cm there is no side channel: once connected, the target sends its
+// buffer's VA, rkey and length in one SEND of 16 bytes, big-endian, from a
+// small buffer of its own (rping does the same with its rping_rdma_info).
+struct BufferInfo {
+  std::array<std::uint8_t, 16> bytes{};
+  std::unique_ptr<verbs::MemoryRegion> mr;
+
+  void reg(lab::Endpoint& e) {
+    mr = e.pd->reg_mr(bytes.data(), bytes.size(), IBV_ACCESS_LOCAL_WRITE);
+  }
+  [[nodiscard]] ibv_sge sge() const {
+    return ibv_sge{reinterpret_cast<std::uintptr_t>(bytes.data()), 16, mr->lkey()};
+  }
+};
+
+/// The writer: one receive for the target's message, posted before connecting
+/// (the target may send as soon as it is connected). A receive needs the QP
+/// in INIT at least: the writer moves it there itself, and the CM's INIT
+/// attributes are applied later, INIT -> INIT.
+void expect_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& in,
+                        const lab::CommonOptions& o) {
+  n.say(tr(M("why.early")));
+  verbs::InitAttrs init;
+  init.port = static_cast<std::uint8_t>(o.ib_port);
+  n.block(e.qp->to_init(init).to_string());
+  in.reg(e);
+  ibv_sge sge = in.sge();
+  ibv_recv_wr wr{};
+  wr.wr_id = 900;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_recv(&wr, &bad), "ibv_post_recv");
+  n.call("ibv_post_recv(qp, wr{wr_id=900, 16-byte buffer})", "0");
+}
+
+/// The target: VA, rkey and length of its buffer in a SEND.
+void send_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& out) {
+  out.reg(e);
+  const std::uint64_t va = htobe64(e.mr->va());
+  const std::uint32_t rkey = htobe32(e.mr->rkey());
+  const std::uint32_t len = htobe32(static_cast<std::uint32_t>(e.mr->length()));
+  std::memcpy(out.bytes.data(), &va, 8);
+  std::memcpy(out.bytes.data() + 8, &rkey, 4);
+  std::memcpy(out.bytes.data() + 12, &len, 4);
+  ibv_sge sge = out.sge();
+  ibv_send_wr wr{};
+  wr.wr_id = 901;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_send(&wr, &bad), "ibv_post_send");
+  n.call("ibv_post_send(qp, SEND of 16 bytes)", "0");
+  n.field("va", lab::hex(e.mr->va()));
+  n.field("rkey", lab::hex(e.mr->rkey(), 8));
+  n.field("len", std::to_string(e.mr->length()));
+}
+
+/// The writer: the target's message, decoded; a clear error for anything else.
+verbs::ConnInfo take_buffer_info(lab::Narrator& n, lab::Endpoint& e, const BufferInfo& in) {
+  const auto wcs = lab::poll_and_show(n, e, 1);
+  if (wcs.size() != 1 || wcs[0].status != IBV_WC_SUCCESS || wcs[0].opcode != IBV_WC_RECV ||
+      wcs[0].byte_len != in.bytes.size())
+    throw std::runtime_error(tr(M("bad_info"), wcs.empty() ? 0 : wcs[0].byte_len));
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0, len = 0;
+  std::memcpy(&va, in.bytes.data(), 8);
+  std::memcpy(&rkey, in.bytes.data() + 8, 4);
+  std::memcpy(&len, in.bytes.data() + 12, 4);
+  verbs::ConnInfo info;
+  info.va = be64toh(va);
+  info.rkey = be32toh(rkey);
+  info.len = be32toh(len);
+  n.say(tr(M("info_got"), lab::hex(info.va), lab::hex(info.rkey, 8), info.len));
+  return info;
+}
+
 void run_lab(lab::Narrator& n, const Options& o) {
-  lab::require_one_process(o.common);
+  // Which side(s) this process plays: both, or the writer (--connect) or the
+  // target (--listen) alone.
+  const lab::Role role = lab::role_of(o.common);
+  const bool writes = role != lab::Role::Passive;
+  const bool targets = role != lab::Role::Active;
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);
+  std::optional<verbs::OobChannel> peer =
+      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
 
   // The target's buffer is larger than the write, so that we can check the
   // bytes around the written range stay as they were.
@@ -45,49 +140,113 @@ void run_lab(lab::Narrator& n, const Options& o) {
   lab::EndpointSpec responder = spec;
   responder.buffer = o.offset + o.size + 256;
   responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  lab::open_pair(n, env, wr, tg, spec, responder, o.common);
+  if (role == lab::Role::Both) {
+    lab::open_pair(n, env, wr, tg, spec, responder, o.common);
+  } else {
+    spec.device = responder.device = o.common.device;
+    lab::open_endpoint(n, env, writes ? wr : tg, writes ? spec : responder, o.common);
+  }
   n.say(tr(M("why.access")));
 
-  // One-sided: the writer must know where to write. The line below is what
-  // would travel over TCP between two hosts.
-  n.step(tr(M("step.exchange")));
-  wr.first_psn = 0x000100;
-  tg.first_psn = 0x000200;
-  n.say(tr(M("why.exchange")));
-
-  n.step(tr(M("step.connect")));
+  // Where the writer writes: the target's buffer, as the target announced it.
+  verbs::ConnInfo remote;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  lab::connect_pair(n, wr, tg, c, o.common, true);
+  BufferInfo info_in, info_out;
+  if (o.cm) {
+    n.step(tr(M("step.cm")));
+    if (writes) expect_buffer_info(n, wr, info_in, o.common);
+    if (role == lab::Role::Both) {
+      lab::connect_pair_cm(n, env, wr, tg, c);
+    } else if (targets) {
+      std::memset(tg.buf(), 0xEE, tg.size());  // before the writer can write
+      lab::accept_cm(n, env, tg, *o.common.listen, {}, c);
+    } else {
+      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
+      lab::connect_cm(n, env, wr, host, port, c);
+    }
+    n.step(tr(M("step.info")));
+    n.say(tr(M("why.info")));
+    if (targets) send_buffer_info(n, tg, info_out);
+    if (writes) remote = take_buffer_info(n, wr, info_in);
+    if (targets) (void)lab::poll_and_show(n, tg, 1);
+  } else {
+    // One-sided: the writer must know where to write. Between two hosts the
+    // target's VA, rkey and length travel over TCP in the connection message.
+    n.step(tr(M("step.exchange")));
+    wr.first_psn = 0x000100;
+    tg.first_psn = 0x000200;
+    n.say(tr(M("why.exchange")));
+    if (peer) remote = lab::exchange_with_peer(n, *peer, writes ? wr : tg, o.mtu, targets);
+
+    n.step(tr(M("step.connect")));
+    if (!peer) {
+      lab::connect_pair(n, wr, tg, c, o.common, true);
+    } else {
+      lab::connect_rc(n, writes ? wr : tg, remote, c, o.common);
+      // The target's QP is at RTR and its buffer filled before the writer
+      // may write.
+      if (targets) {
+        std::memset(tg.buf(), 0xEE, tg.size());
+        lab::tell_peer(*peer, "ready");
+      }
+      if (writes) lab::await_peer(*peer, "ready");
+    }
+  }
+  if (role == lab::Role::Both) {
+    remote.va = tg.mr->va();
+    remote.rkey = tg.mr->rkey();
+    remote.len = tg.mr->length();
+  }
+  if (writes && remote.len < std::uint64_t{o.offset} + o.size)
+    throw verbs::UsageError(tr(M("too_small"), remote.len, o.offset + o.size));
 
   // The WRITE: a local SGE (what to send) and the remote address and rkey
-  // (where it lands). The NIC splits it into packets of the path MTU.
+  // (where it lands). The NIC splits it into packets of the path MTU. The
+  // bytes are a pattern both sides know, so a target on another host can
+  // check them.
   n.step(tr(M("step.write")));
-  for (std::uint32_t i = 0; i < o.size; ++i) wr.buf()[i] = static_cast<std::uint8_t>(i * 7 + 1);
-  std::memset(tg.buf(), 0xEE, tg.size());
-  ibv_sge sge = wr.sge(0, o.size);
+  std::vector<std::uint8_t> expected(o.size);
+  for (std::uint32_t i = 0; i < o.size; ++i) expected[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  if (writes) std::memcpy(wr.buf(), expected.data(), o.size);
+  if (role == lab::Role::Both) std::memset(tg.buf(), 0xEE, tg.size());
   ibv_send_wr swr{};
-  swr.wr_id = 1;
-  swr.sg_list = &sge;
-  swr.num_sge = 1;
-  swr.opcode = IBV_WR_RDMA_WRITE;
-  swr.send_flags = IBV_SEND_SIGNALED;
-  swr.wr.rdma.remote_addr = tg.mr->va() + o.offset;
-  swr.wr.rdma.rkey = tg.mr->rkey();
-  ibv_send_wr* bad = nullptr;
-  verbs::check_rc(wr.qp->post_send(&swr, &bad), "ibv_post_send");
-  n.call("ibv_post_send(qp, wr)", "0");
-  n.field("opcode", "IBV_WR_RDMA_WRITE");
-  n.field("sg_list[0]", fmt::format("length {} lkey {}", sge.length, lab::hex(sge.lkey, 8)));
-  n.field("wr.rdma.remote_addr", lab::hex(swr.wr.rdma.remote_addr), tr(M("why.remote")));
-  n.field("wr.rdma.rkey", lab::hex(swr.wr.rdma.rkey, 8));
+  if (writes) {
+    ibv_sge sge = wr.sge(0, o.size);
+    swr.wr_id = 1;
+    swr.sg_list = &sge;
+    swr.num_sge = 1;
+    swr.opcode = IBV_WR_RDMA_WRITE;
+    swr.send_flags = IBV_SEND_SIGNALED;
+    swr.wr.rdma.remote_addr = remote.va + o.offset;
+    swr.wr.rdma.rkey = remote.rkey;
+    ibv_send_wr* bad = nullptr;
+    verbs::check_rc(wr.qp->post_send(&swr, &bad), "ibv_post_send");
+    n.call("ibv_post_send(qp, wr)", "0");
+    n.field("opcode", "IBV_WR_RDMA_WRITE");
+    n.field("sg_list[0]", fmt::format("length {} lkey {}", sge.length, lab::hex(sge.lkey, 8)));
+    n.field("wr.rdma.remote_addr", lab::hex(swr.wr.rdma.remote_addr), tr(M("why.remote")));
+    n.field("wr.rdma.rkey", lab::hex(swr.wr.rdma.rkey, 8));
+  }
 
+  // The target learns that the writer is done only from the writer: the
+  // word "done" over TCP, or with --cm its disconnect (CM DREQ).
   n.step(tr(M("step.poll")));
-  const auto wcs = lab::poll_and_show(n, wr, 1);
-  ibv_wc none[1];
-  const int target_wcs = tg.cq->poll(none);
-  n.say(tr(M("target_cq"), target_wcs));
-  n.say(tr(M("why.silent")));
+  const auto wcs = writes ? lab::poll_and_show(n, wr, 1) : std::vector<ibv_wc>{};
+  if (role != lab::Role::Both) {
+    if (targets) n.say(tr(M("wait_done")));
+    if (peer && writes) lab::tell_peer(*peer, "done");
+    if (peer && targets) lab::await_peer(*peer, "done");
+    if (o.cm && writes) lab::disconnect_cm(n, env, wr);
+    if (o.cm && targets) lab::await_disconnect_cm(n, env, tg);
+  }
+  int target_wcs = 0;
+  if (targets) {
+    ibv_wc none[1];
+    target_wcs = tg.cq->poll(none);
+    n.say(tr(M("target_cq"), target_wcs));
+    n.say(tr(M("why.silent")));
+  }
 
   n.step(tr(M("step.verify")));
   nlohmann::json j = nlohmann::json::array();
@@ -95,14 +254,20 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.result()["completions"] = j;
   n.result()["size"] = o.size;
   n.result()["mtu"] = o.mtu;
-  n.check("write_ok", tr(M("check.write_ok")),
-          wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS && wcs[0].opcode == IBV_WC_RDMA_WRITE);
-  n.check("bytes", tr(M("check.bytes")), std::memcmp(tg.buf() + o.offset, wr.buf(), o.size) == 0);
-  bool untouched = true;
-  for (std::size_t i = 0; i < tg.size(); ++i)
-    if ((i < o.offset || i >= o.offset + o.size) && tg.buf()[i] != 0xEE) untouched = false;
-  n.check("untouched", tr(M("check.untouched")), untouched);
-  n.check("target_silent", tr(M("check.target_silent")), target_wcs == 0);
+  if (writes)
+    n.check(
+        "write_ok", tr(M("check.write_ok")),
+        wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS && wcs[0].opcode == IBV_WC_RDMA_WRITE);
+  if (targets) {
+    n.check("bytes", tr(M("check.bytes")),
+            std::memcmp(tg.buf() + o.offset, expected.data(), o.size) == 0);
+    bool untouched = true;
+    for (std::size_t i = 0; i < tg.size(); ++i)
+      if ((i < o.offset || i >= o.offset + o.size) && tg.buf()[i] != 0xEE) untouched = false;
+    n.check("untouched", tr(M("check.untouched")), untouched);
+    n.check("target_silent", tr(M("check.target_silent")), target_wcs == 0);
+  }
+  if (o.cm && role == lab::Role::Both) lab::disconnect_cm(n, env, wr);
 
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     // The first packet of the message carries the RETH: the target's VA and rkey.
@@ -130,6 +295,7 @@ int main(int argc, char** argv) {
     app.add_option("--offset", o.offset, tr(M("opt.offset")))
         ->check(CLI::Range(0u, 1u << 20))
         ->capture_default_str();
+    app.add_flag("--cm", o.cm, tr(M("opt.cm")));
   };
   return lab::run(argc, argv, "lab02", "lab02-write", M("desc"), o.common, options,
                   [&](lab::Narrator& n) { run_lab(n, o); });

@@ -4,11 +4,21 @@
 // the source's registered memory. On the wire one READ Request (BTH + RETH, no
 // payload) is answered by READ Response packets (First/Middle/Last or Only,
 // with an AETH on the First, Last and Only).
+//
+// One process plays both sides by default. With --listen PORT it is the
+// source alone, with --connect HOST:PORT the reader alone, on two hosts: the
+// source's VA, rkey and length then travel in the out-of-band message, or,
+// with --cm, in a SEND right after the in-band connection (as rping does).
+#include <endian.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include "messages.hpp"
+#include "rdmalab/lab/cm_connect.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
@@ -29,53 +39,209 @@ struct Options {
   int iters = 2;
   int mtu = 1024;
   int rd_atomic = 1;
+  bool cm = false;  // connect in band with rdma_cm instead of out of band
 };
 
+// With --cm there is no side channel: once connected, the source sends its
+// buffer's VA, rkey and length in one SEND of 16 bytes, big-endian, from a
+// small buffer of its own (rping does the same with its rping_rdma_info).
+struct BufferInfo {
+  std::array<std::uint8_t, 16> bytes{};
+  std::unique_ptr<verbs::MemoryRegion> mr;
+
+  void reg(lab::Endpoint& e) {
+    mr = e.pd->reg_mr(bytes.data(), bytes.size(), IBV_ACCESS_LOCAL_WRITE);
+  }
+  [[nodiscard]] ibv_sge sge() const {
+    return ibv_sge{reinterpret_cast<std::uintptr_t>(bytes.data()), 16, mr->lkey()};
+  }
+};
+
+/// The reader: one receive for the source's message, posted before connecting
+/// (the source may send as soon as it is connected). A receive needs the QP
+/// in INIT at least: the reader moves it there itself, and the CM's INIT
+/// attributes are applied later, INIT -> INIT.
+void expect_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& in,
+                        const lab::CommonOptions& o) {
+  n.say(tr(M("why.early")));
+  verbs::InitAttrs init;
+  init.port = static_cast<std::uint8_t>(o.ib_port);
+  n.block(e.qp->to_init(init).to_string());
+  in.reg(e);
+  ibv_sge sge = in.sge();
+  ibv_recv_wr wr{};
+  wr.wr_id = 900;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_recv(&wr, &bad), "ibv_post_recv");
+  n.call("ibv_post_recv(qp, wr{wr_id=900, 16-byte buffer})", "0");
+}
+
+/// The source: VA, rkey and length of its buffer in a SEND.
+void send_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& out) {
+  out.reg(e);
+  const std::uint64_t va = htobe64(e.mr->va());
+  const std::uint32_t rkey = htobe32(e.mr->rkey());
+  const std::uint32_t len = htobe32(static_cast<std::uint32_t>(e.mr->length()));
+  std::memcpy(out.bytes.data(), &va, 8);
+  std::memcpy(out.bytes.data() + 8, &rkey, 4);
+  std::memcpy(out.bytes.data() + 12, &len, 4);
+  ibv_sge sge = out.sge();
+  ibv_send_wr wr{};
+  wr.wr_id = 901;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_send(&wr, &bad), "ibv_post_send");
+  n.call("ibv_post_send(qp, SEND of 16 bytes)", "0");
+  n.field("va", lab::hex(e.mr->va()));
+  n.field("rkey", lab::hex(e.mr->rkey(), 8));
+  n.field("len", std::to_string(e.mr->length()));
+}
+
+/// The reader: the source's message, decoded; a clear error for anything else.
+verbs::ConnInfo take_buffer_info(lab::Narrator& n, lab::Endpoint& e, const BufferInfo& in) {
+  const auto wcs = lab::poll_and_show(n, e, 1);
+  if (wcs.size() != 1 || wcs[0].status != IBV_WC_SUCCESS || wcs[0].opcode != IBV_WC_RECV ||
+      wcs[0].byte_len != in.bytes.size())
+    throw std::runtime_error(tr(M("bad_info"), wcs.empty() ? 0 : wcs[0].byte_len));
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0, len = 0;
+  std::memcpy(&va, in.bytes.data(), 8);
+  std::memcpy(&rkey, in.bytes.data() + 8, 4);
+  std::memcpy(&len, in.bytes.data() + 12, 4);
+  verbs::ConnInfo info;
+  info.va = be64toh(va);
+  info.rkey = be32toh(rkey);
+  info.len = be32toh(len);
+  n.say(tr(M("info_got"), lab::hex(info.va), lab::hex(info.rkey, 8), info.len));
+  return info;
+}
+
 void run_lab(lab::Narrator& n, const Options& o) {
-  lab::require_one_process(o.common);
+  // Which side(s) this process plays: both, or the reader (--connect) or the
+  // source (--listen) alone.
+  const lab::Role role = lab::role_of(o.common);
+  const bool reads = role != lab::Role::Passive;
+  const bool serves = role != lab::Role::Active;
   const auto iters = static_cast<std::uint32_t>(o.iters);
+  const std::size_t total = std::size_t{o.size} * iters;
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);
+  std::optional<verbs::OobChannel> peer =
+      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
 
   n.step(tr(M("step.resources")));
   lab::Endpoint rd, src;
   rd.role = tr(M("reader"));
   src.role = tr(M("source"));
   lab::EndpointSpec spec;
-  spec.buffer = std::size_t{o.size} * iters;
+  spec.buffer = total;
+  // Room for every WR of the chain (and the buffer message with --cm) in
+  // the send queue and the CQ: -n goes up to 64.
+  spec.max_wr = std::max<std::uint32_t>(spec.max_wr, iters + 1);
+  spec.cqe = std::max(spec.cqe, static_cast<int>(iters) + 2);
   lab::EndpointSpec responder = spec;
   responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
-  lab::open_pair(n, env, rd, src, spec, responder, o.common);
+  if (role == lab::Role::Both) {
+    lab::open_pair(n, env, rd, src, spec, responder, o.common);
+  } else {
+    spec.device = responder.device = o.common.device;
+    lab::open_endpoint(n, env, reads ? rd : src, reads ? spec : responder, o.common);
+  }
 
-  n.step(tr(M("step.exchange")));
-  rd.first_psn = 0x000100;
-  src.first_psn = 0x000200;
+  // The bytes the source holds: a pattern both sides know, so that a reader
+  // on another host can check what it read.
+  std::vector<std::uint8_t> pattern(total);
+  for (std::size_t i = 0; i < total; ++i) pattern[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  const auto fill_source = [&] {
+    for (std::size_t i = 0; i < src.size(); ++i)
+      src.buf()[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  };
 
   // The READ resources: how many READs the reader keeps in flight, and how
   // many the source serves at once.
-  n.step(tr(M("step.connect")));
-  n.say(tr(M("why.resources")));
+  verbs::ConnInfo remote;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
   c.max_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
   c.max_dest_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
-  lab::connect_pair(n, rd, src, c, o.common, true);
+  BufferInfo info_in, info_out;
+  if (o.cm) {
+    n.step(tr(M("step.cm")));
+    if (reads) expect_buffer_info(n, rd, info_in, o.common);
+    if (role == lab::Role::Both) {
+      lab::connect_pair_cm(n, env, rd, src, c);
+    } else if (serves) {
+      fill_source();  // before the reader can read
+      lab::accept_cm(n, env, src, *o.common.listen, {}, c);
+    } else {
+      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
+      lab::connect_cm(n, env, rd, host, port, c);
+    }
+    n.step(tr(M("step.info")));
+    n.say(tr(M("why.info")));
+    if (serves) send_buffer_info(n, src, info_out);
+    if (reads) remote = take_buffer_info(n, rd, info_in);
+    if (serves) (void)lab::poll_and_show(n, src, 1);
+  } else {
+    n.step(tr(M("step.exchange")));
+    rd.first_psn = 0x000100;
+    src.first_psn = 0x000200;
+    if (peer) remote = lab::exchange_with_peer(n, *peer, reads ? rd : src, o.mtu, serves);
+
+    n.step(tr(M("step.connect")));
+    n.say(tr(M("why.resources")));
+    if (!peer) {
+      lab::connect_pair(n, rd, src, c, o.common, true);
+    } else {
+      lab::connect_rc(n, reads ? rd : src, remote, c, o.common);
+      // The source's QP is at RTR and its buffer filled before the reader
+      // may read.
+      if (serves) {
+        fill_source();
+        lab::tell_peer(*peer, "ready");
+      }
+      if (reads) lab::await_peer(*peer, "ready");
+    }
+  }
+  if (role == lab::Role::Both) {
+    remote.va = src.mr->va();
+    remote.rkey = src.mr->rkey();
+    remote.len = src.mr->length();
+  }
+  if (reads && remote.len < total) throw verbs::UsageError(tr(M("too_small"), remote.len, total));
 
   n.step(tr(M("step.read")));
-  for (std::size_t i = 0; i < src.size(); ++i) src.buf()[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  if (role == lab::Role::Both) fill_source();
   // Each READ fills its own slice of the reader's buffer from the same slice
   // of the source's.
-  lab::WrChain reads(rd, iters, o.size, IBV_WR_RDMA_READ, src.mr->va(), src.mr->rkey());
-  ibv_send_wr* bad = nullptr;
-  verbs::check_rc(rd.qp->post_send(reads.head(), &bad), "ibv_post_send");
-  n.call(fmt::format("ibv_post_send(qp, {} chained READ WRs)", iters), "0");
-  n.field("opcode", "IBV_WR_RDMA_READ");
-  n.field("wr.rdma.remote_addr", lab::hex(reads.wrs[0].wr.rdma.remote_addr));
-  n.field("wr.rdma.rkey", lab::hex(reads.wrs[0].wr.rdma.rkey, 8));
-  n.say(tr(M("why.psn")));
+  std::optional<lab::WrChain> reads_chain;
+  if (reads) {
+    reads_chain.emplace(rd, iters, o.size, IBV_WR_RDMA_READ, remote.va, remote.rkey);
+    ibv_send_wr* bad = nullptr;
+    verbs::check_rc(rd.qp->post_send(reads_chain->head(), &bad), "ibv_post_send");
+    n.call(fmt::format("ibv_post_send(qp, {} chained READ WRs)", iters), "0");
+    n.field("opcode", "IBV_WR_RDMA_READ");
+    n.field("wr.rdma.remote_addr", lab::hex(reads_chain->wrs[0].wr.rdma.remote_addr));
+    n.field("wr.rdma.rkey", lab::hex(reads_chain->wrs[0].wr.rdma.rkey, 8));
+    n.say(tr(M("why.psn")));
+  }
 
+  // The source learns that the reader is done only from the reader: the
+  // word "done" over TCP, or with --cm its disconnect (CM DREQ).
   n.step(tr(M("step.poll")));
-  const auto wcs = lab::poll_and_show(n, rd, iters);
+  const auto wcs = reads ? lab::poll_and_show(n, rd, iters) : std::vector<ibv_wc>{};
+  if (role != lab::Role::Both) {
+    if (serves) n.say(tr(M("wait_done")));
+    if (peer && reads) lab::tell_peer(*peer, "done");
+    if (peer && serves) lab::await_peer(*peer, "done");
+    if (o.cm && reads) lab::disconnect_cm(n, env, rd);
+    if (o.cm && serves) lab::await_disconnect_cm(n, env, src);
+  }
 
   n.step(tr(M("step.verify")));
   nlohmann::json j = nlohmann::json::array();
@@ -88,11 +254,15 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.result()["completions"] = j;
   n.result()["size"] = o.size;
   n.result()["mtu"] = o.mtu;
-  n.check("read_ok", tr(M("check.read_ok")), ok);
-  n.check("bytes", tr(M("check.bytes")),
-          std::memcmp(rd.buf(), src.buf(), std::size_t{o.size} * iters) == 0);
-  ibv_wc none[1];
-  n.check("source_silent", tr(M("check.source_silent")), src.cq->poll(none) == 0);
+  if (reads) {
+    n.check("read_ok", tr(M("check.read_ok")), ok);
+    n.check("bytes", tr(M("check.bytes")), std::memcmp(rd.buf(), pattern.data(), total) == 0);
+  }
+  if (serves) {
+    ibv_wc none[1];
+    n.check("source_silent", tr(M("check.source_silent")), src.cq->poll(none) == 0);
+  }
+  if (o.cm && role == lab::Role::Both) lab::disconnect_cm(n, env, rd);
 
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     // READ Requests advance the PSN by the number of responses each expects.
@@ -107,8 +277,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
         ++responses;
     }
     bool psn_ok = req_psns.size() == iters;
+    // With --cm the CM chose the reader's first PSN: the spacing counts.
+    const std::uint32_t first = o.cm && !req_psns.empty() ? req_psns[0] : rd.first_psn;
     for (std::size_t i = 0; psn_ok && i < req_psns.size(); ++i)
-      psn_ok = req_psns[i] == wire::psn_add(rd.first_psn, static_cast<std::int64_t>(i * per_read));
+      psn_ok = req_psns[i] == wire::psn_add(first, static_cast<std::int64_t>(i * per_read));
     n.check("psn", tr(M("check.psn")), psn_ok);
     n.check("wire", tr(M("check.wire")),
             req_psns.size() == iters && responses == std::uint64_t{per_read} * iters);
@@ -131,6 +303,7 @@ int main(int argc, char** argv) {
     app.add_option("--rd-atomic", o.rd_atomic, tr(M("opt.rd_atomic")))
         ->check(CLI::Range(1, 16))
         ->capture_default_str();
+    app.add_flag("--cm", o.cm, tr(M("opt.cm")));
   };
   return lab::run(argc, argv, "lab03", "lab03-read", M("desc"), o.common, options,
                   [&](lab::Narrator& n) { run_lab(n, o); });

@@ -4,12 +4,21 @@
 // tells the target: the data goes where the RETH points, and the immediate
 // value consumes a receive WQE so the target's CQ reports
 // IBV_WC_RECV_RDMA_WITH_IMM. NCCL uses exactly this to say "your data is here".
+//
+// One process plays both sides by default. With --listen PORT it is the
+// target alone, with --connect HOST:PORT the writer alone, on two hosts: the
+// target's VA, rkey and length then travel in the out-of-band message, or,
+// with --cm, in a SEND right after the in-band connection (as rping does).
 #include <arpa/inet.h>
+#include <endian.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include "messages.hpp"
+#include "rdmalab/lab/cm_connect.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
@@ -28,12 +37,99 @@ struct Options {
   std::uint32_t size = 64;
   std::uint32_t imm = 0xC0DE0001;
   int mtu = 1024;
+  bool cm = false;  // connect in band with rdma_cm instead of out of band
 };
 
+// With --cm there is no side channel: once connected, the target sends its
+// buffer's VA, rkey and length in one SEND of 16 bytes, big-endian, from a
+// small buffer of its own (rping does the same with its rping_rdma_info).
+constexpr std::uint64_t kInfoWrId = 901;
+struct BufferInfo {
+  std::array<std::uint8_t, 16> bytes{};
+  std::unique_ptr<verbs::MemoryRegion> mr;
+
+  void reg(lab::Endpoint& e) {
+    mr = e.pd->reg_mr(bytes.data(), bytes.size(), IBV_ACCESS_LOCAL_WRITE);
+  }
+  [[nodiscard]] ibv_sge sge() const {
+    return ibv_sge{reinterpret_cast<std::uintptr_t>(bytes.data()), 16, mr->lkey()};
+  }
+};
+
+/// The writer: one receive for the target's message, posted before connecting
+/// (the target may send as soon as it is connected). A receive needs the QP
+/// in INIT at least: the writer moves it there itself, and the CM's INIT
+/// attributes are applied later, INIT -> INIT.
+void expect_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& in,
+                        const lab::CommonOptions& o) {
+  n.say(tr(M("why.early")));
+  verbs::InitAttrs init;
+  init.port = static_cast<std::uint8_t>(o.ib_port);
+  n.block(e.qp->to_init(init).to_string());
+  in.reg(e);
+  ibv_sge sge = in.sge();
+  ibv_recv_wr wr{};
+  wr.wr_id = 900;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_recv(&wr, &bad), "ibv_post_recv");
+  n.call("ibv_post_recv(qp, wr{wr_id=900, 16-byte buffer})", "0");
+}
+
+/// The target: VA, rkey and length of its buffer in a SEND.
+void send_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& out) {
+  out.reg(e);
+  const std::uint64_t va = htobe64(e.mr->va());
+  const std::uint32_t rkey = htobe32(e.mr->rkey());
+  const std::uint32_t len = htobe32(static_cast<std::uint32_t>(e.mr->length()));
+  std::memcpy(out.bytes.data(), &va, 8);
+  std::memcpy(out.bytes.data() + 8, &rkey, 4);
+  std::memcpy(out.bytes.data() + 12, &len, 4);
+  ibv_sge sge = out.sge();
+  ibv_send_wr wr{};
+  wr.wr_id = kInfoWrId;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_send(&wr, &bad), "ibv_post_send");
+  n.call("ibv_post_send(qp, SEND of 16 bytes)", "0");
+  n.field("va", lab::hex(e.mr->va()));
+  n.field("rkey", lab::hex(e.mr->rkey(), 8));
+  n.field("len", std::to_string(e.mr->length()));
+}
+
+/// The writer: the target's message, decoded; a clear error for anything else.
+verbs::ConnInfo take_buffer_info(lab::Narrator& n, lab::Endpoint& e, const BufferInfo& in) {
+  const auto wcs = lab::poll_and_show(n, e, 1);
+  if (wcs.size() != 1 || wcs[0].status != IBV_WC_SUCCESS || wcs[0].opcode != IBV_WC_RECV ||
+      wcs[0].byte_len != in.bytes.size())
+    throw std::runtime_error(tr(M("bad_info"), wcs.empty() ? 0 : wcs[0].byte_len));
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0, len = 0;
+  std::memcpy(&va, in.bytes.data(), 8);
+  std::memcpy(&rkey, in.bytes.data() + 8, 4);
+  std::memcpy(&len, in.bytes.data() + 12, 4);
+  verbs::ConnInfo info;
+  info.va = be64toh(va);
+  info.rkey = be32toh(rkey);
+  info.len = be32toh(len);
+  n.say(tr(M("info_got"), lab::hex(info.va), lab::hex(info.rkey, 8), info.len));
+  return info;
+}
+
 void run_lab(lab::Narrator& n, const Options& o) {
-  lab::require_one_process(o.common);
+  // Which side(s) this process plays: both, or the writer (--connect) or the
+  // target (--listen) alone.
+  const lab::Role role = lab::role_of(o.common);
+  const bool writes = role != lab::Role::Passive;
+  const bool targets = role != lab::Role::Active;
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);
+  std::optional<verbs::OobChannel> peer =
+      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
 
   n.step(tr(M("step.resources")));
   lab::Endpoint wr, tg;
@@ -43,67 +139,141 @@ void run_lab(lab::Narrator& n, const Options& o) {
   spec.buffer = o.size;
   lab::EndpointSpec responder = spec;
   responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  lab::open_pair(n, env, wr, tg, spec, responder, o.common);
+  if (role == lab::Role::Both) {
+    lab::open_pair(n, env, wr, tg, spec, responder, o.common);
+  } else {
+    spec.device = responder.device = o.common.device;
+    lab::open_endpoint(n, env, writes ? wr : tg, writes ? spec : responder, o.common);
+  }
 
-  n.step(tr(M("step.exchange")));
-  wr.first_psn = 0x000100;
-  tg.first_psn = 0x000200;
+  // The receive WQE the immediate will consume: no SGE at all. Posted in
+  // its own step, or with --cm --listen before the accept.
+  bool posted = false;
+  const auto post_receive = [&] {
+    ibv_recv_wr rwr{};
+    rwr.wr_id = 500;
+    rwr.sg_list = nullptr;
+    rwr.num_sge = 0;
+    ibv_recv_wr* rbad = nullptr;
+    verbs::check_rc(tg.qp->post_recv(&rwr, &rbad), "ibv_post_recv");
+    n.call("ibv_post_recv(qp, wr{wr_id=500, num_sge=0})", "0");
+    n.say(tr(M("why.recv")));
+    posted = true;
+  };
 
-  n.step(tr(M("step.connect")));
+  verbs::ConnInfo remote;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  lab::connect_pair(n, wr, tg, c, o.common, true);
+  BufferInfo info_in, info_out;
+  std::size_t info_pending = 0;  // the target's SEND completion, not polled yet
+  if (o.cm) {
+    n.step(tr(M("step.cm")));
+    if (writes) expect_buffer_info(n, wr, info_in, o.common);
+    if (role == lab::Role::Both) {
+      lab::connect_pair_cm(n, env, wr, tg, c);
+    } else if (targets) {
+      lab::accept_cm(n, env, tg, *o.common.listen, post_receive, c);
+    } else {
+      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
+      lab::connect_cm(n, env, wr, host, port, c);
+    }
+    n.step(tr(M("step.info")));
+    n.say(tr(M("why.info")));
+    if (targets) send_buffer_info(n, tg, info_out);
+    if (writes) remote = take_buffer_info(n, wr, info_in);
+    // On another host the writer may answer before this completion is
+    // polled: the target then finds it next to the immediate's.
+    if (role == lab::Role::Both) (void)lab::poll_and_show(n, tg, 1);
+    if (role == lab::Role::Passive) info_pending = 1;
+  } else {
+    n.step(tr(M("step.exchange")));
+    wr.first_psn = 0x000100;
+    tg.first_psn = 0x000200;
+    if (peer) remote = lab::exchange_with_peer(n, *peer, writes ? wr : tg, o.mtu, targets);
 
-  // The receive WQE the immediate will consume: no SGE at all.
+    n.step(tr(M("step.connect")));
+    if (!peer)
+      lab::connect_pair(n, wr, tg, c, o.common, true);
+    else
+      lab::connect_rc(n, writes ? wr : tg, remote, c, o.common);
+  }
+  if (role == lab::Role::Both) {
+    remote.va = tg.mr->va();
+    remote.rkey = tg.mr->rkey();
+    remote.len = tg.mr->length();
+  }
+  if (writes && remote.len < o.size)
+    throw verbs::UsageError(tr(M("too_small"), remote.len, o.size));
+
   n.step(tr(M("step.recv")));
-  ibv_recv_wr rwr{};
-  rwr.wr_id = 500;
-  rwr.sg_list = nullptr;
-  rwr.num_sge = 0;
-  ibv_recv_wr* rbad = nullptr;
-  verbs::check_rc(tg.qp->post_recv(&rwr, &rbad), "ibv_post_recv");
-  n.call("ibv_post_recv(qp, wr{wr_id=500, num_sge=0})", "0");
-  n.say(tr(M("why.recv")));
+  if (targets && !posted) post_receive();
+  // Between two hosts the target says "ready" once its QP is at RTR and the
+  // receive is posted.
+  if (peer && targets) lab::tell_peer(*peer, "ready");
+  if (peer && writes) lab::await_peer(*peer, "ready");
 
+  // The bytes are a pattern both sides know, so that a target on another
+  // host can check them.
   n.step(tr(M("step.write")));
-  for (std::uint32_t i = 0; i < o.size; ++i) wr.buf()[i] = static_cast<std::uint8_t>(0x30 + i % 64);
-  ibv_sge sge = wr.sge(0, o.size);
+  std::vector<std::uint8_t> expected(o.size);
+  for (std::uint32_t i = 0; i < o.size; ++i) expected[i] = static_cast<std::uint8_t>(0x30 + i % 64);
   ibv_send_wr swr{};
-  swr.wr_id = 1;
-  swr.sg_list = &sge;
-  swr.num_sge = 1;
-  swr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-  swr.send_flags = IBV_SEND_SIGNALED;
-  swr.imm_data = htonl(o.imm);
-  swr.wr.rdma.remote_addr = tg.mr->va();
-  swr.wr.rdma.rkey = tg.mr->rkey();
-  ibv_send_wr* bad = nullptr;
-  verbs::check_rc(wr.qp->post_send(&swr, &bad), "ibv_post_send");
-  n.call("ibv_post_send(qp, wr)", "0");
-  n.field("opcode", "IBV_WR_RDMA_WRITE_WITH_IMM");
-  n.field("imm_data", fmt::format("htonl({})", lab::hex(o.imm, 8)), tr(M("why.imm")));
-  n.field("wr.rdma.remote_addr", lab::hex(swr.wr.rdma.remote_addr));
-  n.field("wr.rdma.rkey", lab::hex(swr.wr.rdma.rkey, 8));
+  if (writes) {
+    std::memcpy(wr.buf(), expected.data(), o.size);
+    ibv_sge sge = wr.sge(0, o.size);
+    swr.wr_id = 1;
+    swr.sg_list = &sge;
+    swr.num_sge = 1;
+    swr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    swr.send_flags = IBV_SEND_SIGNALED;
+    swr.imm_data = htonl(o.imm);
+    swr.wr.rdma.remote_addr = remote.va;
+    swr.wr.rdma.rkey = remote.rkey;
+    ibv_send_wr* bad = nullptr;
+    verbs::check_rc(wr.qp->post_send(&swr, &bad), "ibv_post_send");
+    n.call("ibv_post_send(qp, wr)", "0");
+    n.field("opcode", "IBV_WR_RDMA_WRITE_WITH_IMM");
+    n.field("imm_data", fmt::format("htonl({})", lab::hex(o.imm, 8)), tr(M("why.imm")));
+    n.field("wr.rdma.remote_addr", lab::hex(swr.wr.rdma.remote_addr));
+    n.field("wr.rdma.rkey", lab::hex(swr.wr.rdma.rkey, 8));
+  }
 
+  // The target learns from its own CQ that the data is there; the writer
+  // still says "done" (or disconnects, with --cm) so that neither side
+  // tears down its QP while the other needs it.
   n.step(tr(M("step.poll")));
-  const auto wcs = lab::poll_and_show(n, wr, 1);
-  const auto rwcs = lab::poll_and_show(n, tg, 1);
+  const auto wcs = writes ? lab::poll_and_show(n, wr, 1) : std::vector<ibv_wc>{};
+  std::vector<ibv_wc> rwcs;
+  if (targets)
+    for (const auto& wc : lab::poll_and_show(n, tg, 1 + info_pending))
+      if (wc.wr_id != kInfoWrId) rwcs.push_back(wc);
   if (!rwcs.empty())
     n.say(tr(M("imm_got"), lab::hex(ntohl(rwcs[0].imm_data), 8), rwcs[0].byte_len));
+  if (role != lab::Role::Both) {
+    if (peer && writes) lab::tell_peer(*peer, "done");
+    if (peer && targets) lab::await_peer(*peer, "done");
+    if (o.cm && writes) lab::disconnect_cm(n, env, wr);
+    if (o.cm && targets) lab::await_disconnect_cm(n, env, tg);
+  }
 
   n.step(tr(M("step.verify")));
   nlohmann::json j = nlohmann::json::array();
   for (const auto& wc : wcs) j.push_back(lab::wc_json("writer", wc));
   for (const auto& wc : rwcs) j.push_back(lab::wc_json("target", wc));
   n.result()["completions"] = j;
-  n.check("write_ok", tr(M("check.write_ok")),
-          wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS && wcs[0].opcode == IBV_WC_RDMA_WRITE);
-  n.check("recv_imm", tr(M("check.recv_imm")),
-          rwcs.size() == 1 && rwcs[0].status == IBV_WC_SUCCESS &&
-              rwcs[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
-              (rwcs[0].wc_flags & IBV_WC_WITH_IMM) != 0 && ntohl(rwcs[0].imm_data) == o.imm &&
-              rwcs[0].byte_len == o.size && rwcs[0].wr_id == 500);
-  n.check("bytes", tr(M("check.bytes")), std::memcmp(tg.buf(), wr.buf(), o.size) == 0);
+  if (writes)
+    n.check(
+        "write_ok", tr(M("check.write_ok")),
+        wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS && wcs[0].opcode == IBV_WC_RDMA_WRITE);
+  if (targets) {
+    n.check("recv_imm", tr(M("check.recv_imm")),
+            rwcs.size() == 1 && rwcs[0].status == IBV_WC_SUCCESS &&
+                rwcs[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+                (rwcs[0].wc_flags & IBV_WC_WITH_IMM) != 0 && ntohl(rwcs[0].imm_data) == o.imm &&
+                rwcs[0].byte_len == o.size && rwcs[0].wr_id == 500);
+    n.check("bytes", tr(M("check.bytes")), std::memcmp(tg.buf(), expected.data(), o.size) == 0);
+  }
+  if (o.cm && role == lab::Role::Both) lab::disconnect_cm(n, env, wr);
 
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     bool imm_ok = false;
@@ -127,6 +297,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--imm", o.imm, tr(M("opt.imm")))->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
+    app.add_flag("--cm", o.cm, tr(M("opt.cm")));
   };
   return lab::run(argc, argv, "lab05", "lab05-write-imm", M("desc"), o.common, options,
                   [&](lab::Narrator& n) { run_lab(n, o); });

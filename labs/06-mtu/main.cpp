@@ -4,11 +4,21 @@
 // 3072-byte RDMA WRITE at path MTU 1024 leaves as WRITE First, Middle, Last
 // with three consecutive PSNs; the RETH rides on the First only, the AckReq
 // bit on the Last only.
+//
+// One process plays both sides by default. With --listen PORT it is the
+// target alone, with --connect HOST:PORT the writer alone, on two hosts: the
+// target's VA, rkey and length then travel in the out-of-band message, or,
+// with --cm, in a SEND right after the in-band connection (as rping does).
+#include <endian.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include "messages.hpp"
+#include "rdmalab/lab/cm_connect.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
@@ -28,7 +38,87 @@ struct Options {
   std::uint32_t size = 3072;
   int mtu = 1024;
   int iters = 2;
+  bool cm = false;  // connect in band with rdma_cm instead of out of band
 };
+
+// With --cm there is no side channel: once connected, the target sends its
+// buffer's VA, rkey and length in one SEND of 16 bytes, big-endian, from a
+// small buffer of its own (rping does the same with its rping_rdma_info).
+struct BufferInfo {
+  std::array<std::uint8_t, 16> bytes{};
+  std::unique_ptr<verbs::MemoryRegion> mr;
+
+  void reg(lab::Endpoint& e) {
+    mr = e.pd->reg_mr(bytes.data(), bytes.size(), IBV_ACCESS_LOCAL_WRITE);
+  }
+  [[nodiscard]] ibv_sge sge() const {
+    return ibv_sge{reinterpret_cast<std::uintptr_t>(bytes.data()), 16, mr->lkey()};
+  }
+};
+
+/// The writer: one receive for the target's message, posted before connecting
+/// (the target may send as soon as it is connected). A receive needs the QP
+/// in INIT at least: the writer moves it there itself, and the CM's INIT
+/// attributes are applied later, INIT -> INIT.
+void expect_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& in,
+                        const lab::CommonOptions& o) {
+  n.say(tr(M("why.early")));
+  verbs::InitAttrs init;
+  init.port = static_cast<std::uint8_t>(o.ib_port);
+  n.block(e.qp->to_init(init).to_string());
+  in.reg(e);
+  ibv_sge sge = in.sge();
+  ibv_recv_wr wr{};
+  wr.wr_id = 900;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_recv(&wr, &bad), "ibv_post_recv");
+  n.call("ibv_post_recv(qp, wr{wr_id=900, 16-byte buffer})", "0");
+}
+
+/// The target: VA, rkey and length of its buffer in a SEND.
+void send_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& out) {
+  out.reg(e);
+  const std::uint64_t va = htobe64(e.mr->va());
+  const std::uint32_t rkey = htobe32(e.mr->rkey());
+  const std::uint32_t len = htobe32(static_cast<std::uint32_t>(e.mr->length()));
+  std::memcpy(out.bytes.data(), &va, 8);
+  std::memcpy(out.bytes.data() + 8, &rkey, 4);
+  std::memcpy(out.bytes.data() + 12, &len, 4);
+  ibv_sge sge = out.sge();
+  ibv_send_wr wr{};
+  wr.wr_id = 901;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(e.qp->post_send(&wr, &bad), "ibv_post_send");
+  n.call("ibv_post_send(qp, SEND of 16 bytes)", "0");
+  n.field("va", lab::hex(e.mr->va()));
+  n.field("rkey", lab::hex(e.mr->rkey(), 8));
+  n.field("len", std::to_string(e.mr->length()));
+}
+
+/// The writer: the target's message, decoded; a clear error for anything else.
+verbs::ConnInfo take_buffer_info(lab::Narrator& n, lab::Endpoint& e, const BufferInfo& in) {
+  const auto wcs = lab::poll_and_show(n, e, 1);
+  if (wcs.size() != 1 || wcs[0].status != IBV_WC_SUCCESS || wcs[0].opcode != IBV_WC_RECV ||
+      wcs[0].byte_len != in.bytes.size())
+    throw std::runtime_error(tr(M("bad_info"), wcs.empty() ? 0 : wcs[0].byte_len));
+  std::uint64_t va = 0;
+  std::uint32_t rkey = 0, len = 0;
+  std::memcpy(&va, in.bytes.data(), 8);
+  std::memcpy(&rkey, in.bytes.data() + 8, 4);
+  std::memcpy(&len, in.bytes.data() + 12, 4);
+  verbs::ConnInfo info;
+  info.va = be64toh(va);
+  info.rkey = be32toh(rkey);
+  info.len = be32toh(len);
+  n.say(tr(M("info_got"), lab::hex(info.va), lab::hex(info.rkey, 8), info.len));
+  return info;
+}
 
 std::uint32_t packets_for(std::uint32_t size, int mtu) {
   const auto m = static_cast<std::uint32_t>(mtu);
@@ -36,15 +126,22 @@ std::uint32_t packets_for(std::uint32_t size, int mtu) {
 }
 
 void run_lab(lab::Narrator& n, const Options& o) {
-  lab::require_one_process(o.common);
+  // Which side(s) this process plays: both, or the writer (--connect) or the
+  // target (--listen) alone.
+  const lab::Role role = lab::role_of(o.common);
+  const bool writes = role != lab::Role::Passive;
+  const bool targets = role != lab::Role::Active;
   const auto iters = static_cast<std::uint32_t>(o.iters);
+  const std::size_t total = std::size_t{o.size} * iters;
   n.step(tr(M("step.backend")));
   lab::Environment env = lab::open_environment(n, o.common);
+  std::optional<verbs::OobChannel> peer =
+      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
 
   n.step(tr(M("step.plan")));
   for (int mtu : {256, 512, 1024, 2048, 4096})
-    n.say(
-        tr(M("plan.row"), mtu, packets_for(o.size, mtu), mtu == o.mtu ? tr(M("plan.chosen")) : ""));
+    n.say(tr(M("plan.row"), mtu, packets_for(o.size, mtu),
+             mtu == o.mtu && !o.cm ? tr(M("plan.chosen")) : ""));
   n.say(tr(M("why.mtu")));
 
   n.step(tr(M("step.resources")));
@@ -52,27 +149,92 @@ void run_lab(lab::Narrator& n, const Options& o) {
   wr.role = tr(M("writer"));
   tg.role = tr(M("target"));
   lab::EndpointSpec spec;
-  spec.buffer = std::size_t{o.size} * iters;
+  spec.buffer = total;
+  // Room for every WR of the chain (and the buffer message with --cm) in
+  // the send queue and the CQ: -n goes up to 64.
+  spec.max_wr = std::max<std::uint32_t>(spec.max_wr, iters + 1);
+  spec.cqe = std::max(spec.cqe, static_cast<int>(iters) + 2);
   lab::EndpointSpec responder = spec;
   responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  lab::open_pair(n, env, wr, tg, spec, responder, o.common);
+  if (role == lab::Role::Both) {
+    lab::open_pair(n, env, wr, tg, spec, responder, o.common);
+  } else {
+    spec.device = responder.device = o.common.device;
+    lab::open_endpoint(n, env, writes ? wr : tg, writes ? spec : responder, o.common);
+  }
 
-  n.step(tr(M("step.connect")));
-  wr.first_psn = 0x000000;  // as in the course's example: PSNs 0..5 for two 3072-byte writes
-  tg.first_psn = 0x000200;
+  verbs::ConnInfo remote;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  lab::connect_pair(n, wr, tg, c, o.common, true);
+  BufferInfo info_in, info_out;
+  int path_mtu = o.mtu;
+  if (o.cm) {
+    // The CM chooses the path MTU itself, so -m does not apply here.
+    n.step(tr(M("step.cm")));
+    if (writes) expect_buffer_info(n, wr, info_in, o.common);
+    if (role == lab::Role::Both) {
+      lab::connect_pair_cm(n, env, wr, tg, c);
+    } else if (targets) {
+      lab::accept_cm(n, env, tg, *o.common.listen, {}, c);
+    } else {
+      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
+      lab::connect_cm(n, env, wr, host, port, c);
+    }
+    // rdma_cm takes the path MTU from the port (the netdev's MTU on RoCE).
+    lab::Endpoint& mine = writes ? wr : tg;
+    path_mtu = verbs::mtu_bytes(
+        mine.ctx->query_port(static_cast<std::uint8_t>(o.common.ib_port)).active_mtu);
+    n.say(tr(M("cm_mtu"), path_mtu, packets_for(o.size, path_mtu)));
+    n.step(tr(M("step.info")));
+    n.say(tr(M("why.info")));
+    if (targets) send_buffer_info(n, tg, info_out);
+    if (writes) remote = take_buffer_info(n, wr, info_in);
+    if (targets) (void)lab::poll_and_show(n, tg, 1);
+  } else {
+    n.step(tr(M("step.connect")));
+    wr.first_psn = 0x000000;  // as in the course's example: PSNs 0..5 for two 3072-byte writes
+    tg.first_psn = 0x000200;
+    if (!peer) {
+      lab::connect_pair(n, wr, tg, c, o.common, true);
+    } else {
+      remote = lab::exchange_with_peer(n, *peer, writes ? wr : tg, o.mtu, targets);
+      lab::connect_rc(n, writes ? wr : tg, remote, c, o.common);
+      // The target's QP is at RTR before the writer may write.
+      if (targets) lab::tell_peer(*peer, "ready");
+      if (writes) lab::await_peer(*peer, "ready");
+    }
+  }
+  if (role == lab::Role::Both) {
+    remote.va = tg.mr->va();
+    remote.rkey = tg.mr->rkey();
+    remote.len = tg.mr->length();
+  }
+  if (writes && remote.len < total) throw verbs::UsageError(tr(M("too_small"), remote.len, total));
 
+  // The bytes are a pattern both sides know, so that a target on another
+  // host can check them.
   n.step(tr(M("step.write")));
-  for (std::size_t i = 0; i < wr.size(); ++i) wr.buf()[i] = static_cast<std::uint8_t>(i * 31 + 7);
-  lab::WrChain writes(wr, iters, o.size, IBV_WR_RDMA_WRITE, tg.mr->va(), tg.mr->rkey());
-  ibv_send_wr* bad = nullptr;
-  verbs::check_rc(wr.qp->post_send(writes.head(), &bad), "ibv_post_send");
-  n.call(fmt::format("ibv_post_send(qp, {} chained WRITE WRs of {} bytes)", iters, o.size), "0");
+  std::vector<std::uint8_t> expected(total);
+  for (std::size_t i = 0; i < total; ++i) expected[i] = static_cast<std::uint8_t>(i * 31 + 7);
+  if (writes) {
+    for (std::size_t i = 0; i < wr.size(); ++i) wr.buf()[i] = static_cast<std::uint8_t>(i * 31 + 7);
+    lab::WrChain writes_chain(wr, iters, o.size, IBV_WR_RDMA_WRITE, remote.va, remote.rkey);
+    ibv_send_wr* bad = nullptr;
+    verbs::check_rc(wr.qp->post_send(writes_chain.head(), &bad), "ibv_post_send");
+    n.call(fmt::format("ibv_post_send(qp, {} chained WRITE WRs of {} bytes)", iters, o.size), "0");
+  }
 
+  // The target learns that the writer is done only from the writer: the
+  // word "done" over TCP, or with --cm its disconnect (CM DREQ).
   n.step(tr(M("step.poll")));
-  const auto wcs = lab::poll_and_show(n, wr, iters);
+  const auto wcs = writes ? lab::poll_and_show(n, wr, iters) : std::vector<ibv_wc>{};
+  if (role != lab::Role::Both) {
+    if (targets) n.say(tr(M("wait_done")));
+    if (peer && writes) lab::tell_peer(*peer, "done");
+    if (peer && targets) lab::await_peer(*peer, "done");
+    if (o.cm && writes) lab::disconnect_cm(n, env, wr);
+    if (o.cm && targets) lab::await_disconnect_cm(n, env, tg);
+  }
 
   n.step(tr(M("step.verify")));
   nlohmann::json j = nlohmann::json::array();
@@ -83,11 +245,12 @@ void run_lab(lab::Narrator& n, const Options& o) {
   }
   n.result()["completions"] = j;
   n.result()["size"] = o.size;
-  n.result()["mtu"] = o.mtu;
-  n.result()["packets_per_message"] = packets_for(o.size, o.mtu);
-  n.check("write_ok", tr(M("check.write_ok")), ok);
-  n.check("bytes", tr(M("check.bytes")),
-          std::memcmp(tg.buf(), wr.buf(), std::size_t{o.size} * iters) == 0);
+  n.result()["mtu"] = path_mtu;
+  n.result()["packets_per_message"] = packets_for(o.size, path_mtu);
+  if (writes) n.check("write_ok", tr(M("check.write_ok")), ok);
+  if (targets)
+    n.check("bytes", tr(M("check.bytes")), std::memcmp(tg.buf(), expected.data(), total) == 0);
+  if (o.cm && role == lab::Role::Both) lab::disconnect_cm(n, env, wr);
 
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     // Walk the requests: positions must run First, Middle..., Last per message.
@@ -100,8 +263,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
       psns.push_back(f["psn"]);
       lens.push_back(f["payload_len"]);
     }
-    const std::uint32_t per = packets_for(o.size, o.mtu);
+    const std::uint32_t per = packets_for(o.size, path_mtu);
     bool seg_ok = ops.size() == std::size_t{per} * iters, pay_ok = seg_ok, psn_ok = seg_ok;
+    // With --cm the CM chose the writer's first PSN.
+    const std::uint32_t first = o.cm && !psns.empty() ? psns[0] : wr.first_psn;
     std::array<int, 4> counts{};
     for (std::size_t k = 0; seg_ok && k < ops.size(); ++k) {
       const std::size_t idx = k % per;
@@ -111,8 +276,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
                                                    : wire::Position::Middle;
       seg_ok = ops[k]->position == want;
       ++counts[static_cast<std::size_t>(ops[k]->position)];
-      if (idx + 1 < per) pay_ok = pay_ok && lens[k] == static_cast<std::uint32_t>(o.mtu);
-      psn_ok = psn_ok && psns[k] == wire::psn_add(wr.first_psn, static_cast<std::int64_t>(k));
+      if (idx + 1 < per) pay_ok = pay_ok && lens[k] == static_cast<std::uint32_t>(path_mtu);
+      psn_ok = psn_ok && psns[k] == wire::psn_add(first, static_cast<std::int64_t>(k));
     }
     n.say(tr(M("count"), o.common.capture, counts[0], counts[1], counts[2], counts[3]));
     n.check("segments", tr(M("check.segments")), seg_ok);
@@ -134,6 +299,7 @@ int main(int argc, char** argv) {
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
+    app.add_flag("--cm", o.cm, tr(M("opt.cm")));
   };
   return lab::run(argc, argv, "lab06", "lab06-mtu", M("desc"), o.common, options,
                   [&](lab::Narrator& n) { run_lab(n, o); });

@@ -36,21 +36,78 @@ inline constexpr std::array kCatalog{
     Message{"step.write", "post the WRITEs", "提交 WRITE"},
     Message{"step.poll", "poll the writer's CQ", "轮询写入端的 CQ"},
     Message{"step.verify", "check the outcome", "检查结果"},
-    Message{"count", "{0}: {1} First, {2} Middle, {3} Last, {4} Only", "{0}：First {1} 个、Middle {2} 个、Last {3} 个、Only {4} 个"},
-    Message{"check.write_ok", "every WRITE completed with IBV_WC_SUCCESS", "每个 WRITE 都以 IBV_WC_SUCCESS 完成"},
+    Message{"count", "{0}: {1} First, {2} Middle, {3} Last, {4} Only",
+            "{0}：First {1} 个、Middle {2} 个、Last {3} 个、Only {4} 个"},
+    Message{"check.write_ok", "every WRITE completed with IBV_WC_SUCCESS",
+            "每个 WRITE 都以 IBV_WC_SUCCESS 完成"},
     Message{"check.bytes", "the target holds the bytes", "目标端收到了正确的数据"},
-    Message{"check.segments", "each message went out as ceil(size / MTU) packets: First, Middle..., Last (or Only)",
+    Message{"check.segments",
+            "each message went out as ceil(size / MTU) packets: First, Middle..., Last (or Only)",
             "每条消息都被拆成 ceil(大小 / MTU) 个报文：First、若干 Middle、Last（或 Only）"},
-    Message{"check.payload", "every packet but the last of a message carries exactly one MTU of payload",
+    Message{"check.payload",
+            "every packet but the last of a message carries exactly one MTU of payload",
             "除每条消息的最后一个报文外，其余报文的负载都恰好等于一个 MTU"},
     Message{"check.psn", "the PSNs are consecutive, one per packet", "PSN 连续递增，每个报文一个"},
+    Message{
+        "opt.cm",
+        "connect in band with rdma_cm (CM REQ/REP/RTU on the wire; the CM picks the path "
+        "MTU); the target then sends its buffer's VA, rkey and length in a SEND",
+        "用 rdma_cm 带内建连（线路上可见 CM REQ/REP/RTU；路径 MTU 由 CM 选定）；随后目标端用一个 "
+        "SEND 发出其缓冲区的 VA、rkey 和长度"},
+    Message{"step.cm", "connect in band with rdma_cm: listen, resolve, connect, accept, establish",
+            "用 rdma_cm 带内建连：监听、解析、连接、接受、确认"},
+    Message{"cm_mtu",
+            "rdma_cm chose the path MTU itself: {0}, the port's active MTU (-m does not apply); "
+            "{1} packet(s) per message",
+            "rdma_cm 自行选定了路径 MTU：{0}，即端口当前 MTU（-m 不起作用）；每条消息 {1} 个报文"},
+    Message{
+        "why.early",
+        "the writer posts the receive for the target's message before connecting, as rping "
+        "does: the target may send as soon as it is connected, and a SEND that finds no "
+        "receive is answered with an RNR NAK. A receive needs the QP in INIT, so the writer "
+        "moves it there itself",
+        "写入端在建立连接之前就为目标端的消息提交接收工作请求，与 rping 的做法相同：目标端一旦连接"
+        "建立就可能发送，而找不到接收工作请求的 SEND 会得到 RNR NAK。提交接收工作请求要求 QP "
+        "至少处于 "
+        "INIT 状态，因此写入端先自行把 QP 迁移到 INIT"},
+    Message{"step.info", "the target tells the writer where its buffer is, in a SEND",
+            "目标端用一个 SEND 告诉写入端其缓冲区在哪里"},
+    Message{"why.info",
+            "without a side channel the VA, rkey and length must travel in band: like rping, the "
+            "target sends them (16 bytes, big-endian) in a SEND right after connecting, and the "
+            "writer has a receive posted for them. The CM's private data could carry them too "
+            "(up to 56 bytes in a REQ, 196 in a REP)",
+            "没有旁路通道时，VA、rkey 和长度只能在带内传递：与 rping "
+            "一样，目标端在连接建立后立即用一个 "
+            "SEND 发出它们（16 字节，大端序），写入端事先为此提交了一个接收工作请求。CM "
+            "的私有数据也能携带"
+            "它们（REQ 中最多 56 字节，REP 中最多 196 字节）"},
+    Message{"info_got", "the writer learned the target's buffer: VA {0}, rkey {1}, length {2}",
+            "写入端得知目标端缓冲区：VA {0}，rkey {1}，长度 {2}"},
+    Message{"bad_info",
+            "the target's buffer message did not arrive as a 16-byte SEND ({} bytes received)",
+            "目标端的缓冲区消息没有以 16 字节 SEND 的形式到达（收到 {} 字节）"},
+    Message{"too_small",
+            "the target's buffer is {0} bytes, these WRITEs need {1}: give both processes the "
+            "same -s and -n",
+            "目标端缓冲区只有 {0} 字节，而这些 WRITE 需要 {1} 字节：请给两个进程相同的 -s 和 -n"},
+    Message{
+        "wait_done",
+        "the target cannot see the WRITEs arrive: it looks at its memory once the writer says "
+        "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
+        "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来 \"done\"，或在 --cm 时"
+        "由写入端断开连接）之后，才去检查自己的内存"},
     Message{"try.1", "-m 256 -s 3072: twelve packets; -m 4096: one WRITE Only",
             "-m 256 -s 3072：十二个报文；-m 4096：一个 WRITE Only"},
     Message{"try.2", "-s 1: a 1-byte payload is padded to 4 bytes (BTH PadCnt 3)",
             "-s 1：1 字节负载被填充到 4 字节（BTH 中 PadCnt 为 3）"},
 };
 
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
-inline std::span<const Message> catalog() noexcept { return kCatalog; }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
+inline std::span<const Message> catalog() noexcept {
+  return kCatalog;
+}
 
 }  // namespace rdmalab::lab06

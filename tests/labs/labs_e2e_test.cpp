@@ -198,6 +198,102 @@ TEST_CASE("two-process options: clear usage errors when they cannot apply") {
   CHECK(run({LAB_lab01_send_recv, "--listen", "18515", "--backend", "sim"}).status == 2);
   CHECK(run({LAB_lab01_send_recv, "--connect", "no-port-here", "--backend", "verbs"}).status == 2);
   CHECK(run({LAB_lab01_send_recv, "--listen", "18515", "--connect", "h:1"}).status == 2);
+  // Labs 02, 03, 05 and 06 split their roles the same way, with the same
+  // usage errors.
+  for (const char* lab : {LAB_lab02_write, LAB_lab03_read, LAB_lab05_write_imm, LAB_lab06_mtu}) {
+    INFO(lab);
+    CHECK(run({lab, "--listen", "18515", "--backend", "sim"}).status == 2);
+    CHECK(run({lab, "--cm", "--listen", "7471", "--backend", "sim"}).status == 2);
+    CHECK(run({lab, "--connect", "no-port-here", "--backend", "verbs"}).status == 2);
+    CHECK(run({lab, "--listen", "18515", "--connect", "h:1"}).status == 2);
+  }
   // Labs whose roles are not split yet say so instead of running one-sided.
-  CHECK(run({LAB_lab03_read, "--listen", "18515"}).status == 2);
+  CHECK(run({LAB_lab04_atomics, "--listen", "18515"}).status == 2);
+}
+
+TEST_CASE("labs 02, 03, 05, 06 --cm: connected in band, the buffer's VA/rkey/length in a SEND") {
+  struct Case {
+    const char* bin;
+    const char* name;
+    std::vector<std::string> checks;
+    const char* operation;  // the first RC frame after the buffer's SEND and its ACK
+  };
+  const std::vector<Case> cases{
+      {LAB_lab02_write,
+       "lab02_cm",
+       {"write_ok", "bytes", "untouched", "target_silent", "wire"},
+       "RC RDMA WRITE Only"},
+      {LAB_lab03_read,
+       "lab03_cm",
+       {"read_ok", "bytes", "source_silent", "psn", "wire"},
+       "RC RDMA READ Request"},
+      {LAB_lab05_write_imm,
+       "lab05_cm",
+       {"write_ok", "recv_imm", "bytes", "wire"},
+       "RC RDMA WRITE Only with Immediate"},
+      {LAB_lab06_mtu,
+       "lab06_cm",
+       {"write_ok", "bytes", "segments", "payload", "psn"},
+       "RC RDMA WRITE Only"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const auto j = run_lab_json(c.bin, c.name, {"--cm"});
+    CHECK(j.at("ok") == true);
+    for (const auto& id : c.checks) CHECK(check_ok(j, id));
+    std::vector<std::string> ops;
+    for (const auto& f : j.at("wire").at("frames")) ops.push_back(f.at("opname"));
+    // CM REQ, REP, RTU; the 16-byte SEND from the passive side and its ACK;
+    // the operation; at the end CM DREQ and DREP.
+    REQUIRE(ops.size() >= 8);
+    CHECK(std::vector<std::string>(ops.begin(), ops.begin() + 5) ==
+          std::vector<std::string>{"UD SEND only", "UD SEND only", "UD SEND only", "RC SEND Only",
+                                   "RC Acknowledge"});
+    CHECK(ops[5] == c.operation);
+    CHECK(j.at("wire").at("frames").at(3).at("payload_len") == 16);
+    CHECK(std::vector<std::string>(ops.end() - 2, ops.end()) ==
+          std::vector<std::string>{"UD SEND only", "UD SEND only"});
+  }
+  // The CM picks the path MTU (the port's, 4096 on the simulator): lab06's
+  // 3072-byte WRITEs go out as one packet each, whatever -m says.
+  const auto j = run_lab_json(LAB_lab06_mtu, "lab06_cm_mtu", {"--cm", "-m", "256"});
+  CHECK(j.at("mtu") == 4096);
+  CHECK(j.at("packets_per_message") == 1);
+  CHECK(check_ok(j, "segments"));
+}
+
+TEST_CASE("labs 03 and 06: the largest -n fits the send queue and the CQ") {
+  for (const char* bin : {LAB_lab03_read, LAB_lab06_mtu}) {
+    INFO(bin);
+    const auto j = run_lab_json(bin, "n64", {"-n", "64", "-s", "256"});
+    CHECK(j.at("ok") == true);
+    CHECK(j.at("completions").size() == 64);
+  }
+}
+
+TEST_CASE("lab01 --cm: connected in band; CM REQ/REP/RTU before the SEND, DREQ/DREP after") {
+  const auto j = run_lab_json(LAB_lab01_send_recv, "lab01_cm", {"--cm"});
+  CHECK(j.at("ok") == true);
+  for (const char* id : {"send_ok", "recv_ok", "bytes", "wire_send"}) CHECK(check_ok(j, id));
+  std::vector<std::string> ops;
+  for (const auto& f : j.at("wire").at("frames")) ops.push_back(f.at("opname"));
+  REQUIRE(ops.size() == 7);
+  CHECK(ops == std::vector<std::string>{"UD SEND only", "UD SEND only", "UD SEND only",
+                                        "RC SEND Only", "RC Acknowledge", "UD SEND only",
+                                        "UD SEND only"});
+  std::vector<std::string> cm;
+  int linked = 0;
+  for (const auto& e : j.at("wire").at("events")) {
+    if (e.at("type") == "cm") cm.push_back(e.at("text").get<std::string>().substr(0, 7));
+    if (e.at("type") == "cm_linked") {
+      ++linked;
+      // The SEND starts at the PSN the receiver announced in its REP.
+      CHECK(e.at("related_frame") == 2);
+      CHECK(e.at("text").get<std::string>().find("as announced") != std::string::npos);
+    }
+  }
+  CHECK(cm == std::vector<std::string>{"CM REQ:", "CM REP ", "CM RTU:", "CM DREQ", "CM DREP"});
+  CHECK(linked == 1);
+  // The simulator's hosts live in one process, in band too.
+  CHECK(run({LAB_lab01_send_recv, "--cm", "--listen", "7471", "--backend", "sim"}).status == 2);
 }

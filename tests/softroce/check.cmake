@@ -3,13 +3,16 @@
 # labs' --json output and `rdmapcap summary --json`, so the checks need
 # nothing but cmake.
 #
-#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=lab [-DCHECKS=id;id...] -P check.cmake
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=lab [-DCHECKS=id,id...] -P check.cmake
 #       NAME's exit status is 0, its JSON result says "ok": true, and every
 #       check id in CHECKS is reported and passed.
 #   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=doctest -P check.cmake
 #       NAME (a doctest runner) exited 0 and ran all its cases, none skipped.
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=fails -DMATCH=TEXT -P check.cmake
+#       NAME exited with status 1 (not 0, not a timeout) and its standard
+#       error contains TEXT.
 #   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=capture -DRDMAPCAP=PATH
-#         [-DPERFTEST=ON] [-DPROTOCOL_ERRORS=1] [-DEXPECT=key=N;key>=N...]
+#         [-DPERFTEST=ON] [-DPROTOCOL_ERRORS=1] [-DEXPECT=key=N,key>=N...]
 #         -P check.cmake
 #       NAME exited 0 (with PERFTEST, its perftest server too), NAME.pcap
 #       holds RoCE traffic, none malformed, every ICRC right, rdmapcap finds
@@ -57,9 +60,18 @@ function(show_output step)
   endforeach()
 endfunction()
 
+# The lists arrive comma-separated (a semicolon would split the argument).
+string(REPLACE "," ";" CHECKS "${CHECKS}")
+string(REPLACE "," ";" EXPECT "${EXPECT}")
+
 step_status("${STEP}" status)
 set(zero 0)
-expect("status EQUAL zero" "${STEP} exited with status 0 (got ${status})")
+if(KIND STREQUAL "fails")
+  set(one 1)
+  expect("status EQUAL one" "${STEP} exited with status 1 (got ${status}; 124 is a timeout)")
+else()
+  expect("status EQUAL zero" "${STEP} exited with status 0 (got ${status})")
+endif()
 
 if(KIND STREQUAL "lab")
   file(READ "${RESULTS}/${STEP}.out" json)
@@ -167,6 +179,11 @@ elseif(KIND STREQUAL "capture")
       expect("got GREATER_EQUAL want" "${key} >= ${want} (got ${got})")
     endif()
   endforeach()
+
+elseif(KIND STREQUAL "fails")
+  file(READ "${RESULTS}/${STEP}.err" text)
+  string(FIND "${text}" "${MATCH}" at)
+  expect("NOT at EQUAL -1" "its error says \"${MATCH}\"")
 
 else()
   message(FATAL_ERROR "softroce: unknown KIND '${KIND}'")

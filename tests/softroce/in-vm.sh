@@ -84,6 +84,61 @@ done
 lab07=${bin[lab07-retry]}
 run lab07-retry-none -- "$lab07" --backend verbs -d rxe0 --json --scenario none
 run lab07-retry-rnr -- "$lab07" --backend verbs -d rxe0 --json --scenario rnr --rnr-retry 0
+# Lab 01 connected in band with rdma_cm (loopback on rxe0: the CM binds both
+# ends to 10.99.0.1).
+run lab01-send-recv-cm -- "${bin[lab01-send-recv]}" --backend verbs -d rxe0 --json --cm
+# Labs 02, 03, 05 and 06 the same way: the passive side then tells its
+# buffer's VA, rkey and length in a SEND.
+for lab in lab02-write lab03-read lab05-write-imm lab06-mtu; do
+  run "$lab-cm" -- "${bin[$lab]}" --backend verbs -d rxe0 --json --cm
+done
+
+# Labs as two processes across the wire: the passive side on rxe0 listens
+# (lab 01's receiver; the target of WRITE and WRITE with immediate in labs 02,
+# 05 and 06; the source of READ in lab 03), the active side on rxe1 connects —
+# out of band over TCP, then in band with rdma_cm. Each process leaves its
+# own JSON result; the wire is captured.
+#   two_process STEP LAB [ARGS...]
+two_process() {
+  local step=$1 lab=$2
+  shift 2
+  timeout -k 5 60 "${bin[$lab]}" --backend verbs -d rxe0 --json "$@" --listen 7471 \
+    >"$out/$step-passive.out" 2>"$out/$step-passive.err" &
+  local passive=$!
+  # The passive side must be listening before the active side connects.
+  sleep 1
+  run "$step" -- "${bin[$lab]}" --backend verbs -d rxe1 --json "$@" --connect 10.99.0.1:7471
+  wait "$passive"
+  echo $? >"$out/$step-passive.status"
+}
+for lab in lab01-send-recv lab02-write lab03-read lab05-write-imm lab06-mtu; do
+  capture_start "${lab%%-*}-two-process"
+  two_process "${lab%%-*}-two-process" "$lab"
+  capture_stop
+  capture_start "${lab%%-*}-two-process-cm"
+  two_process "${lab%%-*}-two-process-cm" "$lab" --cm
+  capture_stop
+done
+
+# A passive side whose peer misbehaves ends with a clear error, not a hang:
+# garbage instead of the connection message, and a peer that connects and
+# vanishes without a word.
+bad_peer() {
+  local step=$1 lab=$2 say=$3
+  timeout -k 5 60 "${bin[$lab]}" --backend verbs -d rxe0 --json --listen 7472 \
+    >"$out/$step.out" 2>"$out/$step.err" &
+  local passive=$!
+  sleep 1
+  (
+    exec 3<>/dev/tcp/10.99.0.1/7472
+    [[ -n $say ]] && printf '%s\n' "$say" >&3
+    sleep 2
+  )
+  wait "$passive"
+  echo $? >"$out/$step.status"
+}
+bad_peer lab02-garbage-peer lab02-write "hello, I am not a connection message"
+bad_peer lab05-vanished-peer lab05-write-imm ""
 
 # The wrapper conformance suite on one device, then across the wire from
 # rxe1 to rxe0 with the wire captured.
