@@ -949,6 +949,7 @@ struct Analyzer::Impl {
         // then completes the WR with IBV_WC_RETRY_EXC_ERR (9.7.6.1.3).
         Event e{EventType::RetryExhausted, c.last_req_frame, 0, c.chain_psn};
         e.count = c.chain_count;
+        e.conversation = c.conv;
         events.push_back(e);
         c.s.retry_exhausted = true;
         continue;
@@ -960,6 +961,7 @@ struct Analyzer::Impl {
       Event e{EventType::Unacknowledged, oldest.frame, 0, c.out.back().last_psn()};
       e.psn_begin = oldest.psn;
       e.count = static_cast<std::uint32_t>(c.out.size());
+      e.conversation = c.conv;
       events.push_back(e);
     }
     return events;

@@ -55,6 +55,16 @@ check "ladder: NAK row coloured" grep -q $'\x1b\[33m◀.*NAK(0) PSN 0x000109' "$
 code 0 env NO_COLOR=1 "$BIN" ladder --svg "$TMP/l.svg" "$DATA/loss_drop_one_nak.pcap"
 check "ladder: NO_COLOR respected" bash -c "! grep -q $'\x1b' '$TMP/out'"
 check "ladder: 28 rows" test "$(grep -c '│.*[▶◀]' "$TMP/out")" -eq 28
+# Two conversations in one file: an end-of-capture conclusion is drawn only
+# in the ladder of its own conversation (exit status 1: the file holds a
+# protocol error either way).
+if command -v mergecap >/dev/null; then
+  mergecap -a -F pcap -w "$TMP/two.pcap" "$DATA/dead_peer_retry_exceeded.pcap" "$DATA/rc_pingpong_s64.pcap"
+  code 1 "$BIN" ladder -c 1 "$TMP/two.pcap"
+  check "ladder -c 1: the give-up of its PSN" grep -q "retry_cnt = 3 ran out" "$TMP/out"
+  code 1 "$BIN" ladder -c 2 "$TMP/two.pcap"
+  check "ladder -c 2: not the other conversation's" bash -c "! grep -q 'ran out' '$TMP/out'"
+fi
 check "ladder: SVG written" grep -q '<svg' "$TMP/l.svg"
 check "ladder: SVG shows go-back-N" grep -q 'go-back-N' "$TMP/l.svg"
 code 2 "$BIN" ladder --conversation 9 "$DATA/loss_drop_one_nak.pcap"

@@ -112,6 +112,7 @@ TEST_CASE(
   REQUIRE(gaveup.size() == 1);
   CHECK(gaveup[0].frame == 8);
   CHECK(gaveup[0].count == 3);
+  CHECK(gaveup[0].conversation == 1);  // an end-of-capture event names its conversation
   const ChannelSummary& c = only_channel(a);
   CHECK(c.max_retries == 3);
   REQUIRE(c.timeout_exponent.has_value());

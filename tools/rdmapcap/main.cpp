@@ -228,6 +228,7 @@ int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& s
       errors);
   if (rc != kExitOk) return rc;
   const int code = finish(second, errors, [&](const dissect::Event& e) {
+    if (e.conversation != conv) return;  // another conversation's conclusion
     text.note(e, out.buf);
     if (!svg_path.empty()) svg.note(e);
   });

@@ -64,6 +64,9 @@ struct Event {
   std::uint8_t code = 0;        // timeout exponent, NAK code, RNR timer code
   Cause cause = Cause::None;    // for Retransmission
   std::uint64_t value = 0;      // atomic original value, bytes ...
+  /// The conversation an end-of-capture event concerns (Analyzer::finish);
+  /// 0 on per-packet events, whose record carries the conversation.
+  std::uint32_t conversation = 0;
 };
 
 [[nodiscard]] Severity severity(EventType t) noexcept;
