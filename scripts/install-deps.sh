@@ -16,8 +16,9 @@ packages=(
   libpcap-dev libcli11-dev libfmt-dev nlohmann-json3-dev doctest-dev zlib1g-dev
   # the Wireshark plugin, and the reference decoder and capture tool for tests
   libwireshark-dev libglib2.0-dev tshark tcpdump
-  # the tshark comparison test
-  python3
+  # the tshark comparison test; jq and mergecap (wireshark-common) for commands
+  # the docs show and the CLI tests run
+  python3 jq wireshark-common
 )
 if [[ "${1:-}" == "--vm" ]]; then
   packages+=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils rdma-core perftest

@@ -212,6 +212,7 @@ inline constexpr std::array kCatalog{
             "本次连接尝试的本地通信 ID"},
     Message{"dec.cm_qpn", "the sender's QP number for the connection", "发送方用于该连接的 QP 号"},
     Message{"dec.cm_psn", "the first PSN the sender will use", "发送方将使用的起始 PSN"},
+    Message{"dec.payload_hex", "Payload bytes", "负载字节"},
     Message{"dec.payload", "Payload  {0} bytes", "负载  {0} 字节"},
     Message{"dec.payload_snap", "Payload  {0} bytes on the wire, {1} captured",
             "负载  线上 {0} 字节，抓到 {1} 字节"},

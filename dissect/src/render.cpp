@@ -499,4 +499,37 @@ void render_summary_json(const CaptureStats& st, std::span<const ConversationSum
   out += "]}\n";
 }
 
+void render_payload_hex(const PacketRecord& rec, bool compact, std::string& out) {
+  if (!rec.decoded.ib) return;
+  const wire::Bytes p = rec.decoded.ib->payload;
+  static constexpr char kHex[] = "0123456789abcdef";
+  if (compact) {
+    for (std::uint8_t b : p) {
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 0xF]);
+    }
+    return;
+  }
+  if (!p.empty()) put(out, "  {}\n", i18n::tr(M("dec.payload_hex")));
+  for (std::size_t at = 0; at < p.size(); at += 16) {
+    put(out, "    {:04x}  ", at);
+    const std::size_t n = std::min<std::size_t>(16, p.size() - at);
+    for (std::size_t i = 0; i < 16; ++i) {
+      if (i < n) {
+        out.push_back(kHex[p[at + i] >> 4]);
+        out.push_back(kHex[p[at + i] & 0xF]);
+        out.push_back(' ');
+      } else {
+        out += "   ";
+      }
+    }
+    out += " |";
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint8_t c = p[at + i];
+      out.push_back(c >= 0x20 && c < 0x7F ? static_cast<char>(c) : '.');
+    }
+    out += "|\n";
+  }
+}
+
 }  // namespace rdmalab::dissect

@@ -55,6 +55,11 @@ check "ladder: NAK row coloured" grep -q $'\x1b\[33m◀.*NAK(0) PSN 0x000109' "$
 code 0 env NO_COLOR=1 "$BIN" ladder --svg "$TMP/l.svg" "$DATA/loss_drop_one_nak.pcap"
 check "ladder: NO_COLOR respected" bash -c "! grep -q $'\x1b' '$TMP/out'"
 check "ladder: 28 rows" test "$(grep -c '│.*[▶◀]' "$TMP/out")" -eq 28
+# --payload: the bytes themselves (rping's 16-byte buffer advertisement).
+code 0 "$BIN" decode --payload "$DATA/rping_cm.pcap"
+check "decode --payload: hex dump" grep -q '0000  00 00 56 2c 36 aa 4d 90 00 00 05 10 00 00 00 40  |..V,6.M........@|' "$TMP/out"
+code 0 "$BIN" decode --json --payload "$DATA/rping_cm.pcap"
+check "decode --json --payload: payload_hex" grep -q '"payload_hex":"0000562c36aa4d900000051000000040"' "$TMP/out"
 # Two conversations in one file: an end-of-capture conclusion is drawn only
 # in the ladder of its own conversation (exit status 1: the file holds a
 # protocol error either way).

@@ -131,7 +131,7 @@ int finish(dissect::Analyzer& analyzer, bool errors,
   return errors ? kExitProtocolErrors : kExitOk;
 }
 
-int cmd_decode(const std::string& path, bool json, bool all) {
+int cmd_decode(const std::string& path, bool json, bool all, bool payload) {
   Out out;
   dissect::Analyzer analyzer;
   bool errors = false;
@@ -144,9 +144,17 @@ int cmd_decode(const std::string& path, bool json, bool all) {
         first = false;
         if (!rec.is_roce() && !all) return;
         if (json) {
-          if (rec.is_roce()) dissect::render_packet_json(rec, out.buf);
+          if (!rec.is_roce()) return;
+          dissect::render_packet_json(rec, out.buf);
+          if (payload && out.buf.size() >= 2) {
+            out.buf.resize(out.buf.size() - 2);  // reopen the object: "}\n"
+            out.buf += ",\"payload_hex\":\"";
+            dissect::render_payload_hex(rec, true, out.buf);
+            out.buf += "\"}\n";
+          }
         } else {
           dissect::render_packet_text(rec, start, out.buf);
+          if (payload) dissect::render_payload_hex(rec, false, out.buf);
           out.buf.push_back('\n');
         }
       },
@@ -267,6 +275,8 @@ int main(int argc, char** argv) {
   decode->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
   decode->add_flag("--json", json, std::string(i18n::text(M("opt.json"))));
   decode->add_flag("--all", all, std::string(i18n::text(M("opt.all"))));
+  bool payload = false;
+  decode->add_flag("--payload", payload, std::string(i18n::text(M("opt.payload"))));
 
   auto* summary = app.add_subcommand("summary", std::string(i18n::text(M("cmd.summary"))));
   summary->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
@@ -290,7 +300,7 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  if (*decode) return cmd_decode(file, json, all);
+  if (*decode) return cmd_decode(file, json, all, payload);
   if (*summary) return cmd_summary(file, json, !no_icrc);
   return cmd_ladder(file, conv, svg, rows, color);
 }

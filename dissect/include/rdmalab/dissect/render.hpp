@@ -25,6 +25,11 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
 /// the extension headers present, icrc{value,ok} and events.
 void render_packet_json(const PacketRecord& rec, std::string& out);
 
+/// The payload bytes the capture holds for a RoCE packet as a hex dump,
+/// 16 bytes a line with offsets and printable ASCII ("    0000  41 42 ...  |AB..|"),
+/// or as one lowercase hex string when `compact`. Nothing when it has none.
+void render_payload_hex(const PacketRecord& rec, bool compact, std::string& out);
+
 /// The summary of every conversation, as text.
 void render_summary_text(const CaptureStats& stats, std::span<const ConversationSummary> convs,
                          std::string& out);

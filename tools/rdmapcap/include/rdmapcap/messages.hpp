@@ -29,6 +29,10 @@ inline constexpr std::array kCatalog{
     Message{"opt.no_icrc", "do not verify ICRCs (faster on large captures)",
             "不校验 ICRC（处理大抓包时更快）"},
     Message{"opt.all", "also show packets that are not RoCE", "同时显示非 RoCE 报文"},
+    Message{
+        "opt.payload",
+        "also show each packet's payload bytes (a hex dump; with --json a \"payload_hex\" field)",
+        "同时显示每个报文的载荷字节（十六进制转储；配合 --json 时为 \"payload_hex\" 字段）"},
     Message{"opt.conv", "conversation number, as listed by summary",
             "会话编号（见 summary 的输出）"},
     Message{"opt.svg", "also write the diagram as an SVG picture to this file",
