@@ -47,6 +47,12 @@ constexpr std::array kCatalog{
             "after rnr_retry attempts; post receives before the sender sends",
             "RNR 重试次数超限：重试 rnr_retry 次后对端仍没有可用的接收 WQE（接收端未就绪）；"
             "请在发送端发送之前投递接收请求"},
+    Message{
+        "wc.mw_bind",
+        "memory window bind error: the MR lacks IBV_ACCESS_MW_BIND, the window is not free, or "
+        "the range or access exceeds the MR's",
+        "内存窗口绑定错误：MR 没有 IBV_ACCESS_MW_BIND 权限、窗口不是空闲状态，或范围、权限超出了 "
+        "MR 的范围"},
     Message{"wc.other", "completion status {}", "完成状态 {}"},
     Message{"capture.close_failed", "could not finish writing the capture: {}",
             "无法写完抓包文件：{}"},
@@ -68,6 +74,7 @@ constexpr std::pair<ibv_wc_status, const Message*> kStatusTable[] = {
     {IBV_WC_REM_OP_ERR, &M("wc.rem_op")},
     {IBV_WC_RETRY_EXC_ERR, &M("wc.retry_exc")},
     {IBV_WC_RNR_RETRY_EXC_ERR, &M("wc.rnr_retry_exc")},
+    {IBV_WC_MW_BIND_ERR, &M("wc.mw_bind")},
 };
 
 }  // namespace
