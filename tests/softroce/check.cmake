@@ -6,6 +6,8 @@
 #   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=lab [-DCHECKS=id,id...] -P check.cmake
 #       NAME's exit status is 0, its JSON result says "ok": true, and every
 #       check id in CHECKS is reported and passed.
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=shows "-DSHOWS=re@@re..." -P check.cmake
+#       NAME exited 0 and its output matches every regular expression.
 #   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=doctest -P check.cmake
 #       NAME (a doctest runner) exited 0 and ran all its cases, none skipped.
 #   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=fails -DMATCH=TEXT -P check.cmake
@@ -184,6 +186,16 @@ elseif(KIND STREQUAL "fails")
   file(READ "${RESULTS}/${STEP}.err" text)
   string(FIND "${text}" "${MATCH}" at)
   expect("NOT at EQUAL -1" "its error says \"${MATCH}\"")
+
+elseif(KIND STREQUAL "shows")
+  # The output holds a line matching each regular expression of SHOWS
+  # (separated by "@@": a regex may hold commas and semicolons).
+  file(READ "${RESULTS}/${STEP}.out" text)
+  string(REPLACE "@@" ";" patterns "${SHOWS}")
+  foreach(re IN LISTS patterns)
+    string(REGEX MATCH "${re}" found "${text}")
+    expect("NOT found STREQUAL \"\"" "its output shows /${re}/")
+  endforeach()
 
 else()
   message(FATAL_ERROR "softroce: unknown KIND '${KIND}'")

@@ -4,7 +4,7 @@
 # 10.99.0.2, both in the initial network namespace.
 #
 #   in-vm.sh NAME=PATH...    the binaries to use: lab01-send-recv ...
-#                            lab08-adaptive-routing, verbs_device_test,
+#                            lab13-mr-scope, verbs_device_test,
 #                            softroce_dead_peer
 #
 # Every step leaves its result in $RDMALAB_VM_OUT (the host's results
@@ -72,10 +72,21 @@ write_bw() {
   echo $? >"$out/$step.server.status"
 }
 
-# Labs 01-08 with real verbs, one process, both QPs on rxe0 (the packets stay
+# The Soft-RoCE commands the set-up chapter (docs/*/02-setup.md) shows, as a
+# reader types them once rxe0 exists.
+run docs-setup -- bash -c '
+  rdma link
+  ibv_devices
+  ibv_devinfo -d rxe0
+  cat /sys/class/infiniband/rxe0/ports/1/gids/1
+  cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/1
+  ulimit -l'
+
+# Labs 01-13 with real verbs, one process, both QPs on rxe0 (the packets stay
 # inside rxe0 and never reach the wire).
 for lab in lab01-send-recv lab02-write lab03-read lab04-atomics lab05-write-imm lab06-mtu \
-           lab07-retry lab08-adaptive-routing; do
+           lab07-retry lab08-adaptive-routing lab09-nccl-net lab10-tf-rendezvous lab11-gdr-read \
+           lab12-one-sided lab13-mr-scope; do
   run "$lab" -- "${bin[$lab]}" --backend verbs -d rxe0 --json --capture "$out/$lab.pcap"
 done
 # Lab 07 breaks the simulated wire; on verbs only two of its scenarios need
