@@ -127,10 +127,6 @@ void apply(Narrator& n, Endpoint& e, const verbs::CmId& id) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 /// The passive half: listen on the endpoint's address.
 void listen_on(Narrator& n, CmState& st, Environment& env, Endpoint& passive, std::uint16_t port) {
   const std::string passive_ip = ipv4_of(passive);
