@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "messages.hpp"
+#include "rdmalab/lab/buffer_info.hpp"
 #include "rdmalab/lab/cm_connect.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
@@ -38,85 +39,6 @@ struct Options {
   std::uint32_t offset = 256;
   bool cm = false;  // connect in band with rdma_cm instead of out of band
 };
-
-// With --cm there is no side channel: once connected, the target sends its
-// buffer's VA, rkey and length in one SEND of 16 bytes, big-endian, from a
-// small buffer of its own (rping does the same with its rping_rdma_info).
-struct BufferInfo {
-  std::array<std::uint8_t, 16> bytes{};
-  std::unique_ptr<verbs::MemoryRegion> mr;
-
-  void reg(lab::Endpoint& e) {
-    mr = e.pd->reg_mr(bytes.data(), bytes.size(), IBV_ACCESS_LOCAL_WRITE);
-  }
-  [[nodiscard]] ibv_sge sge() const {
-    return ibv_sge{reinterpret_cast<std::uintptr_t>(bytes.data()), 16, mr->lkey()};
-  }
-};
-
-/// The writer: one receive for the target's message, posted before connecting
-/// (the target may send as soon as it is connected). A receive needs the QP
-/// in INIT at least: the writer moves it there itself, and the CM's INIT
-/// attributes are applied later, INIT -> INIT.
-void expect_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& in,
-                        const lab::CommonOptions& o) {
-  n.say(tr(M("why.early")));
-  verbs::InitAttrs init;
-  init.port = static_cast<std::uint8_t>(o.ib_port);
-  n.block(e.qp->to_init(init).to_string());
-  in.reg(e);
-  ibv_sge sge = in.sge();
-  ibv_recv_wr wr{};
-  wr.wr_id = 900;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  verbs::check_rc(e.qp->post_recv(&wr, &bad), "ibv_post_recv");
-  n.call("ibv_post_recv(qp, wr{wr_id=900, 16-byte buffer})", "0");
-}
-
-/// The target: VA, rkey and length of its buffer in a SEND.
-void send_buffer_info(lab::Narrator& n, lab::Endpoint& e, BufferInfo& out) {
-  out.reg(e);
-  const std::uint64_t va = htobe64(e.mr->va());
-  const std::uint32_t rkey = htobe32(e.mr->rkey());
-  const std::uint32_t len = htobe32(static_cast<std::uint32_t>(e.mr->length()));
-  std::memcpy(out.bytes.data(), &va, 8);
-  std::memcpy(out.bytes.data() + 8, &rkey, 4);
-  std::memcpy(out.bytes.data() + 12, &len, 4);
-  ibv_sge sge = out.sge();
-  ibv_send_wr wr{};
-  wr.wr_id = 901;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  ibv_send_wr* bad = nullptr;
-  verbs::check_rc(e.qp->post_send(&wr, &bad), "ibv_post_send");
-  n.call("ibv_post_send(qp, SEND of 16 bytes)", "0");
-  n.field("va", lab::hex(e.mr->va()));
-  n.field("rkey", lab::hex(e.mr->rkey(), 8));
-  n.field("len", std::to_string(e.mr->length()));
-}
-
-/// The writer: the target's message, decoded; a clear error for anything else.
-verbs::ConnInfo take_buffer_info(lab::Narrator& n, lab::Endpoint& e, const BufferInfo& in) {
-  const auto wcs = lab::poll_and_show(n, e, 1);
-  if (wcs.size() != 1 || wcs[0].status != IBV_WC_SUCCESS || wcs[0].opcode != IBV_WC_RECV ||
-      wcs[0].byte_len != in.bytes.size())
-    throw std::runtime_error(tr(M("bad_info"), wcs.empty() ? 0 : wcs[0].byte_len));
-  std::uint64_t va = 0;
-  std::uint32_t rkey = 0, len = 0;
-  std::memcpy(&va, in.bytes.data(), 8);
-  std::memcpy(&rkey, in.bytes.data() + 8, 4);
-  std::memcpy(&len, in.bytes.data() + 12, 4);
-  verbs::ConnInfo info;
-  info.va = be64toh(va);
-  info.rkey = be32toh(rkey);
-  info.len = be32toh(len);
-  n.say(tr(M("info_got"), lab::hex(info.va), lab::hex(info.rkey, 8), info.len));
-  return info;
-}
 
 void run_lab(lab::Narrator& n, const Options& o) {
   // Which side(s) this process plays: both, or the writer (--connect) or the
@@ -152,10 +74,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   verbs::ConnInfo remote;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
-  BufferInfo info_in, info_out;
+  lab::BufferInfo info_in, info_out;
   if (o.cm) {
     n.step(tr(M("step.cm")));
-    if (writes) expect_buffer_info(n, wr, info_in, o.common);
+    if (writes) lab::expect_buffer_info(n, wr, info_in, o.common, tr(M("target")));
     if (role == lab::Role::Both) {
       lab::connect_pair_cm(n, env, wr, tg, c);
     } else if (targets) {
@@ -167,8 +89,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
     }
     n.step(tr(M("step.info")));
     n.say(tr(M("why.info")));
-    if (targets) send_buffer_info(n, tg, info_out);
-    if (writes) remote = take_buffer_info(n, wr, info_in);
+    if (targets) lab::send_buffer_info(n, tg, info_out);
+    if (writes) remote = lab::take_buffer_info(n, wr, info_in, tr(M("target")));
     if (targets) (void)lab::poll_and_show(n, tg, 1);
   } else {
     // One-sided: the writer must know where to write. Between two hosts the

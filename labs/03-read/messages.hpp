@@ -67,16 +67,6 @@ inline constexpr std::array kCatalog{
         "VA、rkey 和长度"},
     Message{"step.cm", "connect in band with rdma_cm: listen, resolve, connect, accept, establish",
             "用 rdma_cm 带内建连：监听、解析、连接、接受、确认"},
-    Message{"why.early",
-            "the reader posts the receive for the source's message before connecting, as rping "
-            "does: the source may send as soon as it is connected, and a SEND that finds no "
-            "receive is answered with an RNR NAK. A receive needs the QP in INIT, so the reader "
-            "moves it there itself",
-            "读取端在建立连接之前就为数据源端的消息提交接收工作请求，与 rping "
-            "的做法相同：数据源端一旦连接"
-            "建立就可能发送，而找不到接收工作请求的 SEND 会得到 RNR NAK。提交接收工作请求要求 QP "
-            "至少处于 "
-            "INIT 状态，因此读取端先自行把 QP 迁移到 INIT"},
     Message{"step.info", "the source tells the reader where its buffer is, in a SEND",
             "数据源端用一个 SEND 告诉读取端其缓冲区在哪里"},
     Message{"why.info",
@@ -89,11 +79,6 @@ inline constexpr std::array kCatalog{
             "SEND 发出它们（16 字节，大端序），读取端事先为此提交了一个接收工作请求。CM "
             "的私有数据也能携带"
             "它们（REQ 中最多 56 字节，REP 中最多 196 字节）"},
-    Message{"info_got", "the reader learned the source's buffer: VA {0}, rkey {1}, length {2}",
-            "读取端得知数据源端缓冲区：VA {0}，rkey {1}，长度 {2}"},
-    Message{"bad_info",
-            "the source's buffer message did not arrive as a 16-byte SEND ({} bytes received)",
-            "数据源端的缓冲区消息没有以 16 字节 SEND 的形式到达（收到 {} 字节）"},
     Message{"too_small",
             "the source's buffer is {0} bytes, these READs need {1}: give both processes the same "
             "-s and -n",
