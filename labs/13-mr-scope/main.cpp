@@ -441,12 +441,8 @@ Scenario run_window(lab::Narrator& n, lab::Environment& env, const Options& o) {
     n.field("invalidate_rkey", lab::hex(key, 8), tr(M("why.send_inv")));
     const ibv_wc sent = wait_one(n, c);
     const ibv_wc got = wait_one(n, s);
-    // Soft-RoCE (rdma_rxe, Linux 6.1) hands user space the kernel's flag bit
-    // IB_WC_WITH_INVALIDATE (1 << 2), which libibverbs calls IBV_WC_IP_CSUM_OK,
-    // instead of IBV_WC_WITH_INV (1 << 3); invalidated_rkey is right.
-    const unsigned with_inv = IBV_WC_WITH_INV | (env.simulated ? 0u : unsigned{IBV_WC_IP_CSUM_OK});
     invalidated = sent.status == IBV_WC_SUCCESS && got.status == IBV_WC_SUCCESS &&
-                  got.opcode == IBV_WC_RECV && (got.wc_flags & with_inv) != 0 &&
+                  got.opcode == IBV_WC_RECV && verbs::wc_with_invalidate(got, !env.simulated) &&
                   got.invalidated_rkey == key;
     inv = lab::wc_json("server", got);
     inv["invalidated_rkey"] = got.invalidated_rkey;

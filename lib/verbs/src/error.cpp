@@ -355,6 +355,11 @@ std::string_view wc_opcode_name(ibv_wc_opcode op) noexcept {
   return "IBV_WC_?";
 }
 
+bool wc_with_invalidate(const ibv_wc& wc, bool real_device) noexcept {
+  const unsigned bits = IBV_WC_WITH_INV | (real_device ? unsigned{IBV_WC_IP_CSUM_OK} : 0u);
+  return (wc.wc_flags & bits) != 0;
+}
+
 std::string describe_wc(const ibv_wc& wc, std::string_view device) {
   std::string out =
       i18n::tr(M("wc.headline"), wc_status_name(wc.status), static_cast<int>(wc.status),

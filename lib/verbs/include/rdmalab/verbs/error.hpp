@@ -28,10 +28,10 @@ namespace rdmalab::verbs {
 
 /// What a failed verb acted on, printed with the error.
 struct ErrorContext {
-  std::string device;        // "rxe0", "sim0"
-  int port = 0;              // 0: not port-specific
-  std::uint32_t qpn = 0;     // 0: not a QP verb
-  std::string detail;        // e.g. "RESET -> INIT, mask PKEY_INDEX|PORT|ACCESS_FLAGS"
+  std::string device;     // "rxe0", "sim0"
+  int port = 0;           // 0: not port-specific
+  std::uint32_t qpn = 0;  // 0: not a QP verb
+  std::string detail;     // e.g. "RESET -> INIT, mask PKEY_INDEX|PORT|ACCESS_FLAGS"
 };
 
 class VerbsError : public std::system_error {
@@ -84,6 +84,14 @@ void check_rc(int rc, std::string_view verb, const ErrorContext& ctx = {});
 /// A one-paragraph report of a failed completion: status (name and number),
 /// opcode, wr_id, QPN, vendor_err, and the likely cause.
 [[nodiscard]] std::string describe_wc(const ibv_wc& wc, std::string_view device = {});
+
+/// True when a receive completion says a SEND with Invalidate revoked a key
+/// (then wc.invalidated_rkey names it). The verbs API sets IBV_WC_WITH_INV
+/// (1 << 3); rdma_rxe (Linux 6.1) hands user space the kernel's
+/// IB_WC_WITH_INVALIDATE bit (1 << 2) instead, which libibverbs names
+/// IBV_WC_IP_CSUM_OK (seen on a real run: wc_flags 0x5). On a real device
+/// either bit is taken; on the simulator only the documented one.
+[[nodiscard]] bool wc_with_invalidate(const ibv_wc& wc, bool real_device) noexcept;
 
 /// Names of the bits of an ibv_qp_attr_mask: "STATE|PKEY_INDEX|PORT|ACCESS_FLAGS".
 [[nodiscard]] std::string qp_attr_mask_names(int mask);
