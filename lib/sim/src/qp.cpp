@@ -509,8 +509,11 @@ void QpImpl::complete_send(SendWqe& w, ibv_wc_status status) {
     wc.status = status;
     wc.opcode = wc_opcode(w.opcode);
     wc.qp_num = qpn;
-    if (w.opcode == IBV_WR_RDMA_READ) wc.byte_len = w.length;
-    if (is_rd_atomic(w) && w.opcode != IBV_WR_RDMA_READ) wc.byte_len = 8;
+    // The verbs API leaves byte_len of a send-side completion unsaid; rxe
+    // reports the message length (the data read for a READ), 8 for an
+    // atomic, and so does the simulator (rxe wins where the spec is silent).
+    if (status == IBV_WC_SUCCESS)
+      wc.byte_len = is_rd_atomic(w) && w.opcode != IBV_WR_RDMA_READ ? 8 : w.length;
     send_cq->push(wc);
   }
   if (w.started && is_rd_atomic(w) && !w.done) --rd_atomic_outstanding;
