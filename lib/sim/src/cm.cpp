@@ -31,6 +31,7 @@ QueuePair* ProtectionDomain::create_gsi_qp(const ibv_qp_init_attr& attr) {
   if (qp == nullptr) return nullptr;
   QpImpl& q = qp->impl();
   device_->qps_.erase(q.qpn);
+  q.engine->forget_qp(&q);
   // Give the number back: the application's first QP keeps the number it
   // would have had without the CM.
   if (device_->next_qpn_ == q.qpn + 1) --device_->next_qpn_;

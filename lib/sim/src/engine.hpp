@@ -46,6 +46,56 @@ class Rng {
   std::uint64_t state_;
 };
 
+/// LinkHead stands in the heap for the oldest arrival waiting in a link's
+/// FIFO (see Engine::schedule_arrival).
+enum class EventKind : std::uint8_t {
+  Arrival,
+  QpTx,
+  AckTimer,
+  RnrTimer,
+  AckFlush,
+  ArTimer,
+  LinkHead
+};
+
+struct Event {
+  Time time;
+  std::uint64_t seq;  // FIFO among events of the same time: determinism
+  EventKind kind;
+  std::uint32_t a;  // QP id, buffer index for Arrival, link index for LinkHead
+  std::uint64_t b;  // generation, or (device << 32 | length) for Arrival
+};
+
+/// A FIFO of events in a ring that grows by doubling.
+class EventRing {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  [[nodiscard]] const Event& front() const noexcept { return buf_[head_]; }
+  [[nodiscard]] const Event& back() const noexcept {
+    return buf_[(head_ + count_ - 1) & (buf_.size() - 1)];
+  }
+  void push_back(const Event& e) {
+    if (count_ == buf_.size()) grow();
+    buf_[(head_ + count_) & (buf_.size() - 1)] = e;
+    ++count_;
+  }
+  void pop_front() noexcept {
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --count_;
+  }
+
+ private:
+  void grow() {
+    std::vector<Event> b(buf_.empty() ? 64 : buf_.size() * 2);
+    for (std::size_t i = 0; i < count_; ++i) b[i] = buf_[(head_ + i) & (buf_.size() - 1)];
+    buf_ = std::move(b);
+    head_ = 0;
+  }
+  std::vector<Event> buf_;  // size a power of two
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
+};
+
 /// One direction of a link with its state.
 struct Link {
   LinkConfig cfg;
@@ -53,16 +103,14 @@ struct Link {
   Time busy_until = 0;
   std::uint64_t offered = 0;  // packets offered so far (for DropRule::Nth)
   std::uint32_t to = 0;       // receiving device index
-};
-
-enum class EventKind : std::uint8_t { Arrival, QpTx, AckTimer, RnrTimer, AckFlush, ArTimer };
-
-struct Event {
-  Time time;
-  std::uint64_t seq;  // FIFO among events of the same time: determinism
-  EventKind kind;
-  std::uint32_t a;  // QP id, or buffer index for Arrival
-  std::uint64_t b;  // generation, or (device << 32 | length) for Arrival
+  std::uint32_t index = 0;    // in Engine::link_list
+  /// Arrivals scheduled in (time, seq) order: all of them on a link without
+  /// jitter, reordering or multiple paths (see Engine::schedule_arrival).
+  EventRing arrivals;
+  /// The serialisation time of the last frame size seen, and that size.
+  std::size_t ser_bytes = 0;
+  double ser_rate = 0;
+  Time ser_ns = 0;
 };
 
 /// A send work request as the requester keeps it.
@@ -261,11 +309,11 @@ struct QpImpl {
   void run_ar_stash();
   void arm_ar_timer();
 
-  [[nodiscard]] SendWqe& wqe_at(std::size_t from_head) noexcept {
-    return sq[(sq_head + from_head) % sq.size()];
-  }
+  [[nodiscard]] SendWqe& wqe_at(std::size_t from_head) noexcept { return sq[slot_at(from_head)]; }
+  /// from_head <= sq.size(): no division (the data path asks for every packet).
   [[nodiscard]] std::size_t slot_at(std::size_t from_head) const noexcept {
-    return (sq_head + from_head) % sq.size();
+    const std::size_t i = sq_head + from_head;
+    return i >= sq.size() ? i - sq.size() : i;
   }
   [[nodiscard]] std::uint32_t last_psn(const SendWqe& w) const noexcept {
     return wire::psn_add(w.psn, static_cast<std::int64_t>(w.npkts) - 1);
@@ -290,10 +338,27 @@ struct Engine {
   std::vector<Event> heap;
   std::vector<std::unique_ptr<Device>> devices;
   std::unordered_map<std::uint64_t, std::unique_ptr<Link>> links;
-  std::vector<QpImpl*> qps;  // by id; nullptr once destroyed
+  std::vector<Link*> link_list;  // by Link::index
+  std::vector<QpImpl*> qps;      // by id; nullptr once destroyed
   std::vector<std::vector<std::uint8_t>> buffers;
   std::vector<std::uint32_t> free_buffers;
   std::unique_ptr<capture::PcapWriter> pcap;
+  /// Direct-mapped caches in front of the devices' QP and MR hash maps: the
+  /// data path looks up a QP for every frame and an MR for every WQE, and a
+  /// hash map lookup (a division, a node) costs more than the rest of a
+  /// small packet's bookkeeping. Entries are dropped with their objects.
+  struct QpSlot {
+    const Device* device = nullptr;
+    std::uint32_t qpn = 0;
+    QpImpl* qp = nullptr;
+  };
+  struct MrSlot {
+    const Device* device = nullptr;
+    std::uint32_t key = 0;
+    MemoryRegion* mr = nullptr;
+  };
+  std::array<QpSlot, 64> qp_cache{};
+  std::array<MrSlot, 64> mr_cache{};
   /// Frames built ahead of their transmit time wait here so that the
   /// capture stays in timestamp order (see transmit()).
   struct PendingFrame {
@@ -306,6 +371,9 @@ struct Engine {
   std::uint16_t ip_id = 0;
 
   void schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b);
+  /// Schedules the arrival of a frame sent on `link`: the same order as
+  /// schedule() gives, at a fraction of the cost (see fabric.cpp).
+  void schedule_arrival(Link& link, Time t, std::uint32_t buffer, std::uint64_t meta);
   bool step();
   Link& link(std::uint32_t from, std::uint32_t to);
   std::uint32_t take_buffer(std::size_t size);
@@ -318,6 +386,12 @@ struct Engine {
   /// Writes the pending frames stamped up to `until` to the capture.
   void flush_capture(Time until);
   Device* device_by_gid(const ibv_gid& gid) const noexcept;
+  /// Device::qps_ and Device::mrs_ lookups (nullptr when absent).
+  QpImpl* find_qp(const Device& d, std::uint32_t qpn) noexcept;
+  MemoryRegion* find_mr(const Device& d, std::uint32_t key) noexcept;
+  /// To be called when a QP or MR leaves its device's map.
+  void forget_qp(const QpImpl* qp) noexcept;
+  void forget_mr(const MemoryRegion* mr) noexcept;
   std::uint32_t device_index(const Device& d) const noexcept;
 };
 

@@ -107,11 +107,43 @@ void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) 
   std::push_heap(heap.begin(), heap.end(), later);
 }
 
+// Most events are frame arrivals, and on a link without jitter, reordering or
+// multiple paths they are scheduled in the order they fall due. Such an
+// arrival joins its link's FIFO instead of the heap, and the heap holds one
+// LinkHead event per non-empty FIFO with the (time, seq) of the FIFO's
+// oldest entry: the heap stays a few events deep, and events still run in
+// exactly (time, seq) order. An arrival due before the FIFO's newest one
+// goes to the heap itself.
+void Engine::schedule_arrival(Link& ln, Time t, std::uint32_t buffer, std::uint64_t meta) {
+  const Event e{t, seq++, EventKind::Arrival, buffer, meta};
+  if (ln.arrivals.empty()) {
+    ln.arrivals.push_back(e);
+    heap.push_back(Event{t, e.seq, EventKind::LinkHead, ln.index, 0});
+    std::push_heap(heap.begin(), heap.end(), later);
+  } else if (ln.arrivals.back().time <= t) {
+    ln.arrivals.push_back(e);
+  } else {
+    heap.push_back(e);
+    std::push_heap(heap.begin(), heap.end(), later);
+  }
+}
+
 bool Engine::step() {
   if (heap.empty()) return false;
   std::pop_heap(heap.begin(), heap.end(), later);
-  const Event e = heap.back();
+  Event e = heap.back();
   heap.pop_back();
+  if (e.kind == EventKind::LinkHead) {
+    const std::uint32_t index = e.a;
+    EventRing& fifo = link_list[index]->arrivals;
+    e = fifo.front();
+    fifo.pop_front();
+    if (!fifo.empty()) {
+      const Event& next = fifo.front();
+      heap.push_back(Event{next.time, next.seq, EventKind::LinkHead, index, 0});
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+  }
   if (!cap_pending.empty()) flush_capture(e.time);
   now = std::max(now, e.time);
   ++stats.events;
@@ -130,7 +162,8 @@ bool Engine::step() {
     case EventKind::RnrTimer: qp->on_rnr_timer(e.b); break;
     case EventKind::AckFlush: qp->flush_ack(); break;
     case EventKind::ArTimer: qp->on_ar_timer(e.b); break;
-    case EventKind::Arrival: break;
+    case EventKind::Arrival:
+    case EventKind::LinkHead: break;
   }
   return true;
 }
@@ -145,6 +178,8 @@ Link& Engine::link(std::uint32_t from, std::uint32_t to) {
     Rng mix(cfg.seed ^ (link_key(from, to) * 0x9E3779B97F4A7C15ull));
     slot->rng = Rng(mix.next());
     slot->to = to;
+    slot->index = static_cast<std::uint32_t>(link_list.size());
+    link_list.push_back(slot.get());
   }
   return *slot;
 }
@@ -165,6 +200,35 @@ std::uint32_t Engine::take_buffer(std::size_t size) {
 
 std::uint32_t Engine::device_index(const Device& d) const noexcept {
   return d.index_;
+}
+
+QpImpl* Engine::find_qp(const Device& d, std::uint32_t qpn) noexcept {
+  // QP numbers and keys are handed out in sequence: their low bits spread.
+  QpSlot& s = qp_cache[(qpn ^ (d.index_ * 0x9Du)) & (qp_cache.size() - 1)];
+  if (s.device == &d && s.qpn == qpn) return s.qp;
+  const auto it = d.qps_.find(qpn);
+  if (it == d.qps_.end()) return nullptr;
+  s = QpSlot{&d, qpn, it->second};
+  return it->second;
+}
+
+MemoryRegion* Engine::find_mr(const Device& d, std::uint32_t key) noexcept {
+  MrSlot& s = mr_cache[((key >> 8) ^ (d.index_ * 0x9Du)) & (mr_cache.size() - 1)];
+  if (s.device == &d && s.key == key) return s.mr;
+  const auto it = d.mrs_.find(key);
+  if (it == d.mrs_.end()) return nullptr;
+  s = MrSlot{&d, key, it->second};
+  return it->second;
+}
+
+void Engine::forget_qp(const QpImpl* qp) noexcept {
+  for (QpSlot& s : qp_cache)
+    if (s.qp == qp) s = QpSlot{};
+}
+
+void Engine::forget_mr(const MemoryRegion* mr) noexcept {
+  for (MrSlot& s : mr_cache)
+    if (s.mr == mr) s = MrSlot{};
 }
 
 Device* Engine::device_by_gid(const ibv_gid& gid) const noexcept {
@@ -251,9 +315,14 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
 
   // Serialisation on the sender's port, one frame at a time.
   const Time start = std::max(now, ln.busy_until);
-  const auto ser =
-      static_cast<Time>(static_cast<double>((n + kWireOverhead) * 8) * 1e9 / ln.cfg.rate_bps);
-  ln.busy_until = start + std::max<Time>(ser, 1);
+  if (n != ln.ser_bytes || ln.cfg.rate_bps != ln.ser_rate) {
+    // A division in doubles: worth keeping for the next frame of this size.
+    ln.ser_bytes = n;
+    ln.ser_rate = ln.cfg.rate_bps;
+    ln.ser_ns =
+        static_cast<Time>(static_cast<double>((n + kWireOverhead) * 8) * 1e9 / ln.cfg.rate_bps);
+  }
+  ln.busy_until = start + std::max<Time>(ln.ser_ns, 1);
 
   // At the sender's port a frame the link drops later is still in the
   // capture, as with the nftables drops of the rxe corpus.
@@ -282,9 +351,9 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   if (ln.rng.chance(ln.cfg.duplicate)) {
     const std::uint32_t copy = take_buffer(n);
     std::memcpy(buffers[copy].data(), buffers[buf].data(), n);
-    schedule(arrival + ln.rng.upto(ln.cfg.jitter_ns) + 1, EventKind::Arrival, copy, meta);
+    schedule_arrival(ln, arrival + ln.rng.upto(ln.cfg.jitter_ns) + 1, copy, meta);
   }
-  schedule(arrival, EventKind::Arrival, buf, meta);
+  schedule_arrival(ln, arrival, buf, meta);
 }
 
 void Engine::capture_frame(Time time, wire::Bytes frame) {
@@ -329,9 +398,8 @@ void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
   }
   if (ok && dev < devices.size()) {
     ++stats.packets_delivered;
-    Device& d = *devices[dev];
-    auto it = d.qps_.find(f.ib->bth.dest_qp);
-    if (it != d.qps_.end()) it->second->receive(f, bytes);
+    if (QpImpl* qp = find_qp(*devices[dev], f.ib->bth.dest_qp); qp != nullptr)
+      qp->receive(f, bytes);
   }
   release_buffer(buf);
 }

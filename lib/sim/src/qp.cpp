@@ -41,6 +41,29 @@ std::uint32_t packets_for(std::uint64_t length, std::uint32_t mtu) noexcept {
   return length == 0 ? 1u : static_cast<std::uint32_t>((length + mtu - 1) / mtu);
 }
 
+// wire::find_opcode(transport, ...) walks the whole opcode table; the
+// requester asks it for every packet it builds, so its answers are indexed
+// once, for every combination.
+const wire::OpcodeInfo* opcode_for(wire::Transport t, Operation op, Position pos, bool imm = false,
+                                   bool inv = false) noexcept {
+  constexpr std::size_t kT = static_cast<std::size_t>(wire::Transport::Unknown) + 1;
+  constexpr std::size_t kOp = static_cast<std::size_t>(Operation::Cnp) + 1;
+  constexpr std::size_t kPos = static_cast<std::size_t>(Position::Only) + 1;
+  static const auto index = [] {
+    std::array<const wire::OpcodeInfo*, kT * kOp * kPos * 4> a{};
+    for (std::size_t i = 0; i < a.size(); ++i)
+      a[i] = wire::find_opcode(static_cast<wire::Transport>(i / (kOp * kPos * 4)),
+                               static_cast<Operation>(i / (kPos * 4) % kOp),
+                               static_cast<Position>(i / 4 % kPos), (i & 1) != 0, (i & 2) != 0);
+    return a;
+  }();
+  const std::size_t i = ((static_cast<std::size_t>(t) * kOp + static_cast<std::size_t>(op)) * kPos +
+                         static_cast<std::size_t>(pos)) *
+                            4 +
+                        (imm ? 1u : 0u) + (inv ? 2u : 0u);
+  return index[i];
+}
+
 ibv_wc_opcode wc_opcode(ibv_wr_opcode op) noexcept {
   switch (op) {
     case IBV_WR_RDMA_WRITE:
@@ -97,7 +120,7 @@ bool QpImpl::requester_can_send() const noexcept {
   if (state != IBV_QPS_RTS && state != IBV_QPS_SQD) return false;
   if (reread && !rnr_wait) return true;
   if (rnr_wait || tx_index >= sq_count) return false;
-  const SendWqe& w = sq[(sq_head + tx_index) % sq.size()];
+  const SendWqe& w = sq[slot_at(tx_index)];
   if (is_local(w)) return false;  // run_local_ops() has not reached it yet
   if (w.started) return true;
   if (state == IBV_QPS_SQD) return false;  // drained: nothing new starts
@@ -111,13 +134,14 @@ bool QpImpl::requester_can_send() const noexcept {
 void QpImpl::pump() {
   if (tx_scheduled) return;
   for (;;) {
-    run_local_ops();
+    // Only a bind or a local invalidate at the transmit position has work.
+    if (tx_index < sq_count && is_local(wqe_at(tx_index))) run_local_ops();
     const bool resp_work = !resp.empty() && state != IBV_QPS_RESET && state != IBV_QPS_INIT;
     const bool req_work = !resp_work && requester_can_send();
     if (!resp_work && !req_work) return;
     Link* ln = link;
     if (type == IBV_QPT_UD) {
-      const SendWqe& w = sq[(sq_head + tx_index) % sq.size()];
+      const SendWqe& w = sq[slot_at(tx_index)];
       ln = &engine->link(engine->device_index(*device), engine->device_index(*w.ah->dest_));
     }
     // A NIC queues a few packets ahead of the wire: while the port's backlog
@@ -146,9 +170,9 @@ bool QpImpl::check_local(SendWqe& w, std::size_t slot) {
   const bool needs_write = w.opcode == IBV_WR_RDMA_READ || is_rd_atomic(w);
   for (int i = 0; i < w.num_sge; ++i) {
     ibv_sge& g = sq_sge[slot * cap.max_send_sge + static_cast<std::size_t>(i)];
-    auto it = device->mrs_.find(g.lkey);
-    if (it == device->mrs_.end()) return false;
-    const MemoryRegion& mr = *it->second;
+    const MemoryRegion* found = engine->find_mr(*device, g.lkey);
+    if (found == nullptr) return false;
+    const MemoryRegion& mr = *found;
     if (&mr.pd() != pd || !mr.contains(g.addr, g.length)) return false;
     if (needs_write && (mr.access() & IBV_ACCESS_LOCAL_WRITE) == 0) return false;
     // From here on the WQE's copy of the SGE holds the host address.
@@ -271,7 +295,7 @@ void QpImpl::send_request_packet() {
     case IBV_WR_SEND_WITH_INV: {
       const bool imm = last && w.opcode == IBV_WR_SEND_WITH_IMM;
       const bool inv = last && w.opcode == IBV_WR_SEND_WITH_INV;
-      op = wire::find_opcode(tr, Operation::Send, position_of(pk, w.npkts), imm, inv);
+      op = opcode_for(tr, Operation::Send, position_of(pk, w.npkts), imm, inv);
       if (imm) p.immdt = ntohl(w.imm);
       if (inv) p.ieth = w.imm;
       if (type == IBV_QPT_UD) {
@@ -288,7 +312,7 @@ void QpImpl::send_request_packet() {
       // it can be placed wherever it lands.
       const bool ar = options.adaptive_routing && type == IBV_QPT_RC;
       const Position pos = ar ? Position::Only : position_of(pk, w.npkts);
-      op = wire::find_opcode(tr, Operation::Write, pos, imm);
+      op = opcode_for(tr, Operation::Write, pos, imm);
       if (pos == Position::Only && ar)
         p.reth = wire::Reth{w.remote_addr + offset, w.rkey, len};
       else if (pos == Position::First || pos == Position::Only)
@@ -301,18 +325,18 @@ void QpImpl::send_request_packet() {
     case IBV_WR_RDMA_READ:
       // One request for the rest of the READ; it takes one PSN per response
       // packet it asks for (9.7.4.1.3).
-      op = wire::find_opcode(tr, Operation::ReadRequest, Position::Only);
+      op = opcode_for(tr, Operation::ReadRequest, Position::Only);
       p.reth = wire::Reth{
           w.remote_addr + offset, w.rkey,
           static_cast<std::uint32_t>(w.length - std::min<std::uint64_t>(w.length, offset))};
       npkts_sent = w.npkts - pk;
       break;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
-      op = wire::find_opcode(tr, Operation::CompareSwap, Position::Only);
+      op = opcode_for(tr, Operation::CompareSwap, Position::Only);
       p.atomic_eth = wire::AtomicEth{w.remote_addr, w.rkey, w.swap, w.compare_add};
       break;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      op = wire::find_opcode(tr, Operation::FetchAdd, Position::Only);
+      op = opcode_for(tr, Operation::FetchAdd, Position::Only);
       p.atomic_eth = wire::AtomicEth{w.remote_addr, w.rkey, w.compare_add, 0};
       break;
     default: break;
@@ -380,7 +404,7 @@ void QpImpl::send_response_item() {
         pos = it.length <= mtu ? Position::Only : Position::First;
       else
         pos = it.length <= mtu ? Position::Last : Position::Middle;
-      p.bth.opcode = wire::find_opcode(wire::Transport::RC, Operation::ReadResponse, pos)->value;
+      p.bth.opcode = opcode_for(wire::Transport::RC, Operation::ReadResponse, pos)->value;
       if (pos != Position::Middle) p.aeth = wire::Aeth{wire::Aeth::ack(), it.msn};
       // Memory is read when the packet is built, as a NIC's DMA would.
       if (len > 0) p.payload = wire::Bytes(reinterpret_cast<const std::uint8_t*>(it.va), len);
@@ -517,7 +541,7 @@ void QpImpl::complete_send(SendWqe& w, ibv_wc_status status) {
     send_cq->push(wc);
   }
   if (w.started && is_rd_atomic(w) && !w.done) --rd_atomic_outstanding;
-  sq_head = (sq_head + 1) % sq.size();
+  if (++sq_head == sq.size()) sq_head = 0;
   --sq_count;
   if (tx_index > 0) {
     --tx_index;
@@ -808,7 +832,7 @@ void QpImpl::complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_
   wc.wc_flags = flags;
   wc.imm_data = imm;
   recv_cq->push(wc);
-  rq_head = (rq_head + 1) % rq.size();
+  if (++rq_head == rq.size()) rq_head = 0;
   --rq_count;
 }
 
@@ -825,9 +849,8 @@ MemoryRegion* QpImpl::remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint6
   // The QP must allow the remote operation and the MR must grant it, belong
   // to the QP's PD and hold the whole range (IBTA 10.6.3.3, 9.7.5.1.6).
   if ((static_cast<int>(attr.qp_access_flags) & need) == 0) return nullptr;
-  auto it = device->mrs_.find(rkey);
-  if (it == device->mrs_.end()) return window_mr(rkey, va, len, need);
-  MemoryRegion* mr = it->second;
+  MemoryRegion* mr = engine->find_mr(*device, rkey);
+  if (mr == nullptr) return window_mr(rkey, va, len, need);
   if (&mr->pd() != pd || (mr->access() & need) == 0 || !mr->contains(va, len)) return nullptr;
   return mr;
 }

@@ -89,7 +89,8 @@ void CompletionQueue::push(const ibv_wc& wc) noexcept {
     overrun_ = true;
     return;
   }
-  ring_[(head_ + count_) % ring_.size()] = wc;
+  const std::size_t i = head_ + count_;  // count_ < size: no division
+  ring_[i >= ring_.size() ? i - ring_.size() : i] = wc;
   ++count_;
 }
 
@@ -97,7 +98,7 @@ int CompletionQueue::poll_now(int n, ibv_wc* wc) noexcept {
   int got = 0;
   while (got < n && count_ > 0) {
     wc[got++] = ring_[head_];
-    head_ = (head_ + 1) % ring_.size();
+    if (++head_ == ring_.size()) head_ = 0;
     --count_;
   }
   return got;
@@ -192,6 +193,7 @@ int ProtectionDomain::dereg_mr(MemoryRegion* mr) {
   // rxe refuses while windows are bound to the region (rxe_dereg_mr).
   if (mr->bound_windows() > 0) return EINVAL;
   device_->mrs_.erase(mr->lkey());
+  device_->fabric().engine().forget_mr(mr);
   return erase_owned(mrs_, mr) ? 0 : EINVAL;
 }
 
@@ -271,6 +273,7 @@ int ProtectionDomain::destroy_qp(QueuePair* qp) {
   QpImpl& q = qp->impl();
   q.engine->qps[q.id] = nullptr;  // pending events for it are ignored
   device_->qps_.erase(q.qpn);
+  q.engine->forget_qp(&q);
   // A type 2 window bound to this QP stays bound (rxe keeps a reference)
   // but can no longer match any QP.
   for (auto& [index, mw] : device_->mws_)
@@ -558,7 +561,7 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       if (bad_wr != nullptr) *bad_wr = wr;
       return err;
     }
-    const std::size_t slot = (q.sq_head + q.sq_count) % q.sq.size();
+    const std::size_t slot = q.slot_at(q.sq_count);
     SendWqe& w = q.sq[slot];
     w = SendWqe{};
     w.wr_id = wr->wr_id;
@@ -644,7 +647,8 @@ int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       if (bad_wr != nullptr) *bad_wr = wr;
       return err;
     }
-    const std::size_t slot = (q.rq_head + q.rq_count) % q.rq.size();
+    const std::size_t at = q.rq_head + q.rq_count;  // rq_count < size: no division
+    const std::size_t slot = at >= q.rq.size() ? at - q.rq.size() : at;
     RecvWqe& r = q.rq[slot];
     r.wr_id = wr->wr_id;
     r.num_sge = wr->num_sge;
@@ -654,13 +658,12 @@ int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     r.valid = true;
     for (int i = 0; i < wr->num_sge; ++i) {
       ibv_sge g = wr->sg_list[i];
-      auto it = q.device->mrs_.find(g.lkey);
-      if (it == q.device->mrs_.end() || &it->second->pd() != q.pd ||
-          (it->second->access() & IBV_ACCESS_LOCAL_WRITE) == 0 ||
-          !it->second->contains(g.addr, g.length))
+      const MemoryRegion* mr = q.engine->find_mr(*q.device, g.lkey);
+      if (mr == nullptr || &mr->pd() != q.pd || (mr->access() & IBV_ACCESS_LOCAL_WRITE) == 0 ||
+          !mr->contains(g.addr, g.length))
         r.valid = false;
       else
-        g.addr = reinterpret_cast<std::uintptr_t>(it->second->host(g.addr));
+        g.addr = reinterpret_cast<std::uintptr_t>(mr->host(g.addr));
       q.rq_sge[slot * q.cap.max_recv_sge + static_cast<std::size_t>(i)] = g;
       r.length += g.length;
     }
