@@ -66,9 +66,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   spec.buffer = o.size;
   spec.cqe = 2 * o.iters + 2;
   spec.max_wr = static_cast<std::uint32_t>(o.iters + 1);
-  spec.device = env.simulated ? "sim1" : o.common.device;
+  spec.device = lab::requester_device(env, o.common);
   if (sends) lab::open_endpoint(n, env, tx, spec, o.common);
-  spec.device = env.simulated ? "sim0" : o.common.device;
+  spec.device = lab::responder_device(env, o.common);
   if (receives) lab::open_endpoint(n, env, rx, spec, o.common);
 
   // The receives, posted in step 5; with --cm --listen already before the

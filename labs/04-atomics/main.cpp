@@ -5,8 +5,15 @@
 // QPs share one PD, so both can use the rkey of the one registered counter.
 // The owner's NIC executes the atomics one at a time: increments never get
 // lost, and CmpSwap tells success by returning the value it found.
+//
+// One process plays every side by default. With --listen PORT it is the
+// counter's owner alone, with --connect HOST:PORT the two clients alone, on
+// two hosts: one TCP connection carries both QP pairs' connection messages
+// (the first with the counter's VA and rkey). There is no --cm: in band it
+// would take two CM connections, one per QP pair, on each side.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "messages.hpp"
@@ -48,28 +55,9 @@ void post_atomic(lab::Endpoint& client, ibv_wr_opcode op, std::uint64_t remote_v
   verbs::check_rc(client.qp->post_send(&wr, &bad), "ibv_post_send");
 }
 
-void run_lab(lab::Narrator& n, const Options& o) {
-  lab::require_one_process(o.common);
-  n.step(tr(M("step.backend")));
-  lab::Environment env = lab::open_environment(n, o.common);
-
-  // The owner registers the counter once; each client gets its own QP there.
-  n.step(tr(M("step.resources")));
-  std::array<lab::Endpoint, 2> clients;
-  std::array<lab::Endpoint, 2> owner;
-  lab::EndpointSpec spec;
-  spec.buffer = 8;
-  spec.device = env.simulated ? "sim1" : o.common.device;
-  for (int i = 0; i < 2; ++i) {
-    clients[static_cast<std::size_t>(i)].role = tr(M("client"), i + 1);
-    lab::open_endpoint(n, env, clients[static_cast<std::size_t>(i)], spec, o.common);
-  }
-  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
-  spec.device = env.simulated ? "sim0" : o.common.device;
-  owner[0].role = tr(M("server_for"), 1);
-  lab::open_endpoint(n, env, owner[0], spec, o.common);
-  // The second owner QP reuses the first one's device, PD and counter: a QP
-  // may use any MR of its PD.
+// The owner's second QP reuses the first one's device, PD and counter: a QP
+// may use any MR of its PD.
+void add_owner_qp(lab::Narrator& n, std::array<lab::Endpoint, 2>& owner) {
   owner[1].role = tr(M("server_for"), 2);
   owner[1].gid_index = owner[0].gid_index;
   owner[1].gid = owner[0].gid;
@@ -80,6 +68,173 @@ void run_lab(lab::Narrator& n, const Options& o) {
   owner[1].qp = owner[0].pd->create_qp(init);
   n.call("ibv_create_qp(pd, IBV_QPT_RC)",
          fmt::format("qp_num {}", lab::hex(owner[1].qp->qpn(), 6)));
+}
+
+// The same lab as two processes: the clients (--connect) race and check
+// what their atomics returned; the owner (--listen) serves them without its
+// CPU and reads the counter in its own memory when the clients say so.
+void run_two_process(lab::Narrator& n, const Options& o, lab::Role role) {
+  const bool owns = role == lab::Role::Passive;
+  const std::uint64_t total = 2 * static_cast<std::uint64_t>(o.iters) * o.add;
+  n.step(tr(M("step.backend")));
+  lab::Environment env = lab::open_environment(n, o.common);
+  std::optional<verbs::OobChannel> peer = lab::open_peer(n, o.common);
+
+  n.step(tr(M("step.resources")));
+  std::array<lab::Endpoint, 2> clients;
+  std::array<lab::Endpoint, 2> owner;
+  lab::EndpointSpec spec;
+  spec.buffer = 8;
+  spec.device = o.common.device;
+  if (owns) {
+    spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+    owner[0].role = tr(M("server_for"), 1);
+    lab::open_endpoint(n, env, owner[0], spec, o.common);
+    add_owner_qp(n, owner);
+    owner[0].storage[0] = 0;
+  } else {
+    for (std::size_t i = 0; i < 2; ++i) {
+      clients[i].role = tr(M("client"), i + 1);
+      lab::open_endpoint(n, env, clients[i], spec, o.common);
+    }
+  }
+  n.say(tr(M("why.align")));
+
+  // One TCP connection, two connection messages: the first pair's carries
+  // the counter's VA, rkey and length (the second QP uses the same rkey).
+  n.step(tr(M("step.exchange")));
+  n.say(tr(M("why.two_process")));
+  std::array<verbs::ConnInfo, 2> remote;
+  lab::ConnectSpec c;
+  c.max_rd_atomic = c.max_dest_rd_atomic = 4;
+  for (std::size_t i = 0; i < 2; ++i) {
+    lab::Endpoint& me = owns ? owner[i] : clients[i];
+    me.first_psn = (owns ? 0x000800 : 0x000100) + 0x100 * static_cast<std::uint32_t>(i);
+    remote[i] = lab::exchange_with_peer(n, *peer, me, c.mtu, owns && i == 0);
+  }
+  n.step(tr(M("step.connect")));
+  for (std::size_t i = 0; i < 2; ++i)
+    lab::connect_rc(n, owns ? owner[i] : clients[i], remote[i], c, o.common);
+  if (!owns && remote[0].len < 8) throw verbs::UsageError(tr(M("too_small"), remote[0].len));
+
+  nlohmann::json j = nlohmann::json::array();
+  if (owns) {
+    // Both QPs are at RTS and the counter is 0: the clients may start.
+    lab::tell_peer(*peer, "ready");
+    n.step(tr(M("step.fetch_add")));
+    n.say(tr(M("owner_waits")));
+    lab::await_peer(*peer, "raced");
+    const std::uint64_t after_race = owner[0].storage[0];
+    n.say(tr(M("counter"), after_race));
+    n.result()["counter_after_race"] = after_race;
+    n.check("total", tr(M("check.total")), after_race == total,
+            after_race == total ? "" : tr(M("same_options"), after_race, total));
+    lab::tell_peer(*peer, "counted");
+
+    n.step(tr(M("step.cmp_swap")));
+    n.say(tr(M("owner_waits")));
+    lab::await_peer(*peer, "done");
+    const std::uint64_t final_value = owner[0].storage[0];
+    n.say(tr(M("counter"), final_value));
+    n.result()["counter_final"] = final_value;
+
+    n.step(tr(M("step.verify")));
+    // None: an atomic completes at the requester only (the check below).
+    n.result()["completions"] = nlohmann::json::array();
+    n.check("final", tr(M("check.final")), final_value == 1000);
+    ibv_wc none[1];
+    n.check("owner_silent", tr(M("check.owner_silent")),
+            owner[0].cq->poll(none) == 0 && owner[1].cq->poll(none) == 0);
+    return;
+  }
+
+  lab::await_peer(*peer, "ready");
+  n.step(tr(M("step.fetch_add")));
+  n.say(tr(M("why.fetch_add")));
+  std::vector<std::uint64_t> originals;
+  bool fa_ok = true;
+  for (int k = 0; k < o.iters; ++k) {
+    for (std::size_t i = 0; i < 2; ++i)
+      post_atomic(clients[i], IBV_WR_ATOMIC_FETCH_AND_ADD, remote[0].va, remote[0].rkey, o.add, 0,
+                  static_cast<std::uint64_t>(k));
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto wcs = clients[i].cq->wait(1, std::chrono::seconds(30));
+      fa_ok = fa_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS &&
+              wcs[0].opcode == IBV_WC_FETCH_ADD;
+      if (!wcs.empty()) {
+        lab::show_wc(n, clients[i].role, wcs[0]);
+        j.push_back(lab::wc_json(clients[i].role, wcs[0]));
+      }
+      originals.push_back(clients[i].storage[0]);
+      n.field("original", std::to_string(clients[i].storage[0]));
+    }
+  }
+  // The clients cannot read the counter: the last increment's original
+  // value plus the increment is what they expect it to hold now.
+  const std::uint64_t guess = *std::max_element(originals.begin(), originals.end()) + o.add;
+  n.say(tr(M("guess"), guess));
+  lab::tell_peer(*peer, "raced");
+  lab::await_peer(*peer, "counted");
+
+  n.step(tr(M("step.cmp_swap")));
+  n.say(tr(M("why.cmp_swap")));
+  bool cas_ok = true;
+  nlohmann::json cas = nlohmann::json::array();
+  std::array<std::uint64_t, 2> found{};
+  for (std::size_t k = 0; k < 2; ++k) {
+    post_atomic(clients[0], IBV_WR_ATOMIC_CMP_AND_SWP, remote[0].va, remote[0].rkey, guess, 1000,
+                99);
+    const auto wcs = lab::poll_and_show(n, clients[0], 1);
+    for (const auto& wc : wcs) j.push_back(lab::wc_json(clients[0].role, wc));
+    found[k] = clients[0].storage[0];
+    const bool swapped = found[k] == guess;
+    n.say(tr(M("cas_result"), guess, 1000, found[k],
+             swapped ? tr(M("swapped")) : tr(M("not_swapped"))));
+    cas_ok = cas_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS && swapped == (k == 0);
+    cas.push_back({{"compare", guess}, {"found", found[k]}, {"swapped", swapped}});
+  }
+  // The first CmpSwap returned what the counter held after the race; the
+  // second found the value the first one swapped in.
+  cas_ok = cas_ok && found[1] == 1000;
+  lab::tell_peer(*peer, "done");
+
+  n.step(tr(M("step.verify")));
+  n.result()["completions"] = j;
+  n.result()["cmp_swap"] = cas;
+  n.result()["counter_after_race"] = found[0];
+  n.check("fa_ok", tr(M("check.fa_ok")), fa_ok);
+  n.check("total", tr(M("check.total")), found[0] == total,
+          found[0] == total ? "" : tr(M("same_options"), found[0], total));
+  n.check("unique", tr(M("check.unique")),
+          std::set<std::uint64_t>(originals.begin(), originals.end()).size() == originals.size());
+  n.check("cas", tr(M("check.cas")), cas_ok);
+}
+
+void run_lab(lab::Narrator& n, const Options& o) {
+  if (const lab::Role role = lab::role_of(o.common); role != lab::Role::Both) {
+    run_two_process(n, o, role);
+    lab::suggest(n, {tr(M("try.1")), tr(M("try.3"))});
+    return;
+  }
+  n.step(tr(M("step.backend")));
+  lab::Environment env = lab::open_environment(n, o.common);
+
+  // The owner registers the counter once; each client gets its own QP there.
+  n.step(tr(M("step.resources")));
+  std::array<lab::Endpoint, 2> clients;
+  std::array<lab::Endpoint, 2> owner;
+  lab::EndpointSpec spec;
+  spec.buffer = 8;
+  spec.device = lab::requester_device(env, o.common);
+  for (int i = 0; i < 2; ++i) {
+    clients[static_cast<std::size_t>(i)].role = tr(M("client"), i + 1);
+    lab::open_endpoint(n, env, clients[static_cast<std::size_t>(i)], spec, o.common);
+  }
+  spec.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+  spec.device = lab::responder_device(env, o.common);
+  owner[0].role = tr(M("server_for"), 1);
+  lab::open_endpoint(n, env, owner[0], spec, o.common);
+  add_owner_qp(n, owner);
   n.say(tr(M("why.align")));
   const std::uint64_t counter_va = owner[0].mr->va();
   const std::uint32_t counter_rkey = owner[0].mr->rkey();
@@ -125,15 +280,17 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.step(tr(M("step.cmp_swap")));
   n.say(tr(M("why.cmp_swap")));
   bool cas_ok = true;
+  nlohmann::json cas = nlohmann::json::array();
   for (const std::uint64_t expect : {after_race, after_race}) {
     post_atomic(clients[0], IBV_WR_ATOMIC_CMP_AND_SWP, counter_va, counter_rkey, expect, 1000, 99);
     const auto wcs = lab::poll_and_show(n, clients[0], 1);
+    for (const auto& wc : wcs) j.push_back(lab::wc_json(clients[0].role, wc));
     const std::uint64_t found = clients[0].storage[0];
     const bool swapped = found == expect;
     n.say(tr(M("cas_result"), expect, 1000, found,
              swapped ? tr(M("swapped")) : tr(M("not_swapped"))));
     cas_ok = cas_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS;
-    j.push_back({{"cmp_swap_compare", expect}, {"found", found}, {"swapped", swapped}});
+    cas.push_back({{"compare", expect}, {"found", found}, {"swapped", swapped}});
   }
   // After a successful swap the counter is 1000, so the second CmpSwap,
   // still expecting the pre-swap value, must have failed.
@@ -142,6 +299,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
   n.step(tr(M("step.verify")));
   n.result()["completions"] = j;
+  n.result()["cmp_swap"] = cas;
   n.result()["counter_after_race"] = after_race;
   n.check("fa_ok", tr(M("check.fa_ok")), fa_ok);
   n.check("total", tr(M("check.total")),

@@ -229,9 +229,14 @@ void run_lab(lab::Narrator& n, const Options& o) {
     }
     if (scenario == "psn" && o.psn_off + 1 < per_msg * iters)
       n.check("nak", tr(M("check.nak")), count("nak_psn_sequence") >= 1 && count("go_back_n") >= 1);
-    if (rnr)
-      n.check("rnr_wire", tr(M("check.rnr_wire")),
-              count("rnr_nak") >= 1 && count("retransmission") >= 1);
+    if (rnr) {
+      // One RNR NAK per try: the first, then rnr_retry resends (7: no end).
+      const auto retries = static_cast<std::uint64_t>(o.rnr_retry);
+      const bool seen = o.rnr_retry == 7
+                            ? count("rnr_nak") >= 1 && count("retransmission") >= 1
+                            : count("rnr_nak") == retries + 1 && count("retransmission") >= retries;
+      n.check("rnr_wire", tr(M("check.rnr_wire")), seen);
+    }
   }
   lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"))});
 }

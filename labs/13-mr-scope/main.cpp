@@ -235,11 +235,12 @@ void open_client(lab::Narrator& n, lab::Environment& env, const Options& o, Host
   c.data = make_qp(n, c, *c.pd, tr(M("data")));
 }
 
+// The server answers (the responder's device), the client asks.
 std::string server_device(const lab::Environment& env, const Options& o) {
-  return env.simulated ? "sim0" : o.common.device;
+  return lab::responder_device(env, o.common);
 }
 std::string client_device(const lab::Environment& env, const Options& o) {
-  return env.simulated ? "sim1" : o.common.device;
+  return lab::requester_device(env, o.common);
 }
 
 // --- shared: one PD, one MR, two QPs ----------------------------------------------------

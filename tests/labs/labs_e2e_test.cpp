@@ -106,6 +106,23 @@ TEST_CASE("lab04: no increment lost in the FetchAdd race; CmpSwap swaps once") {
   CHECK(j.at("ok") == true);
   CHECK(j.at("counter_after_race") == 60);
   for (const char* id : {"fa_ok", "total", "unique", "cas", "wire"}) CHECK(check_ok(j, id));
+  // Every completion names its side: 2 x 10 FetchAdds, then client 1's two
+  // CmpSwaps; what each CmpSwap found is reported beside them.
+  const auto& wcs = j.at("completions");
+  REQUIRE(wcs.size() == 22);
+  int fetch_adds = 0;
+  for (std::size_t i = 0; i < 20; ++i)
+    fetch_adds += wcs.at(i).at("opcode") == "IBV_WC_FETCH_ADD" &&
+                  wcs.at(i).at("status") == "IBV_WC_SUCCESS" && wcs.at(i).at("byte_len") == 8;
+  CHECK(fetch_adds == 20);
+  for (std::size_t i = 20; i < 22; ++i) {
+    CHECK(wcs.at(i).at("side") == "client 1");
+    CHECK(wcs.at(i).at("opcode") == "IBV_WC_COMP_SWAP");
+  }
+  const auto& cas = j.at("cmp_swap");
+  REQUIRE(cas.size() == 2);
+  CHECK(cas.at(0) == nlohmann::json{{"compare", 60}, {"found", 60}, {"swapped", true}});
+  CHECK(cas.at(1) == nlohmann::json{{"compare", 60}, {"found", 1000}, {"swapped", false}});
 }
 
 TEST_CASE("lab05: the immediate arrives with IBV_WC_RECV_RDMA_WITH_IMM") {
@@ -193,6 +210,25 @@ TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing w
   CHECK(one.at("ar_off").at("out_of_order") == 0);
 }
 
+TEST_CASE("--peer-dev: a real responder device for one process, refused where it cannot apply") {
+  // The simulator always has its two hosts; two processes each have their
+  // own -d. Each refusal is a usage error (status 2) that says why (the
+  // pseudo-terminal shows standard error too; nothing is prompted).
+  const auto sim = run_pty({LAB_lab02_write, "--backend", "sim", "--peer-dev", "rxe0"}, "\x01", 30);
+  CHECK(sim.status == 2);
+  CHECK(sim.out.find("--peer-dev names a real device") != std::string::npos);
+  const auto zh = run_pty(
+      {LAB_lab02_write, "--backend", "sim", "--peer-dev", "rxe0", "--lang", "zh"}, "\x01", 30);
+  CHECK(zh.status == 2);
+  CHECK(zh.out.find("在模拟器上请求端总是主机 sim1") != std::string::npos);
+  for (const char* lab : {LAB_lab01_send_recv, LAB_lab04_atomics, LAB_lab13_mr_scope}) {
+    INFO(lab);
+    CHECK(run({lab, "--backend", "sim", "--peer-dev", "sim0"}).status == 2);
+    CHECK(run({lab, "--peer-dev", "rxe0", "--listen", "18515"}).status == 2);
+    CHECK(run({lab, "--peer-dev", "rxe0", "--connect", "h:1"}).status == 2);
+  }
+}
+
 TEST_CASE("two-process options: clear usage errors when they cannot apply") {
   // The simulator's hosts live in one process.
   CHECK(run({LAB_lab01_send_recv, "--listen", "18515", "--backend", "sim"}).status == 2);
@@ -207,8 +243,12 @@ TEST_CASE("two-process options: clear usage errors when they cannot apply") {
     CHECK(run({lab, "--connect", "no-port-here", "--backend", "verbs"}).status == 2);
     CHECK(run({lab, "--listen", "18515", "--connect", "h:1"}).status == 2);
   }
-  // Labs whose roles are not split yet say so instead of running one-sided.
-  CHECK(run({LAB_lab04_atomics, "--listen", "18515"}).status == 2);
+  // Lab 04 splits them too: the counter's owner listens, the two clients
+  // connect (out of band only: it has no --cm).
+  CHECK(run({LAB_lab04_atomics, "--listen", "18515", "--backend", "sim"}).status == 2);
+  CHECK(run({LAB_lab04_atomics, "--connect", "no-port-here", "--backend", "verbs"}).status == 2);
+  CHECK(run({LAB_lab04_atomics, "--listen", "18515", "--connect", "h:1"}).status == 2);
+  CHECK(run({LAB_lab04_atomics, "--cm", "--listen", "18515"}).status == 2);
 }
 
 TEST_CASE("labs 02, 03, 05, 06 --cm: connected in band, the buffer's VA/rkey/length in a SEND") {

@@ -16,6 +16,11 @@ namespace {
 using i18n::Message;
 using i18n::tr;
 constexpr std::array kCatalog{
+    Message{"peer_dev_sim",
+            "--peer-dev names a real device for the responder; on the simulator the requester is "
+            "always host sim1 and the responder sim0 (use --backend verbs)",
+            "--peer-dev 为响应端指定一个真实设备；在模拟器上请求端总是主机 sim1、响应端总是 "
+            "sim0（请使用 --backend verbs）"},
     Message{"port", "{0}: port {1} {2}, active MTU {3}, link layer {4}",
             "{0}：端口 {1} {2}，当前 MTU {3}，链路层 {4}"},
     Message{"gid", "{0}: GID index {1} = {2} ({3}) is the source address of its packets",
@@ -77,6 +82,7 @@ sim::LinkConfig* Environment::link(std::string_view from, std::string_view to) c
 Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBackendOptions sim) {
   sim.fabric.seed = o.seed;
   sim.capture_path = o.capture;
+  if (o.port_mtu) sim.port_mtu = static_cast<std::uint32_t>(*o.port_mtu);
   // Two processes can only meet over real verbs.
   auto choice = *verbs::parse_backend_choice(o.backend);
   if (choice == verbs::BackendChoice::Auto && (o.listen || !o.connect.empty()))
@@ -92,6 +98,7 @@ Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBack
   Environment env;
   env.backend = verbs::choose_backend(choice, std::move(sim), &said);
   env.simulated = env.backend->kind() == verbs::BackendKind::Sim;
+  if (env.simulated && !o.peer_device.empty()) throw verbs::UsageError(tr(M("peer_dev_sim")));
   n.say(said);
   n.result()["backend"] = env.simulated ? "sim" : "verbs";
   return env;
@@ -149,10 +156,19 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
   n.say(tr(M("why.qp")));
 }
 
+std::string requester_device(const Environment& env, const CommonOptions& o) {
+  return env.simulated ? "sim1" : o.device;
+}
+
+std::string responder_device(const Environment& env, const CommonOptions& o) {
+  if (env.simulated) return "sim0";
+  return o.peer_device.empty() ? o.device : o.peer_device;
+}
+
 void open_pair(Narrator& n, Environment& env, Endpoint& requester, Endpoint& responder,
                EndpointSpec requester_spec, EndpointSpec responder_spec, const CommonOptions& o) {
-  requester_spec.device = env.simulated ? "sim1" : o.device;
-  responder_spec.device = env.simulated ? "sim0" : o.device;
+  requester_spec.device = requester_device(env, o);
+  responder_spec.device = responder_device(env, o);
   open_endpoint(n, env, requester, requester_spec, o);
   open_endpoint(n, env, responder, responder_spec, o);
 }

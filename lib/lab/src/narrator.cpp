@@ -19,6 +19,13 @@ constexpr std::array kCatalog{
     Message{"opt.dev", "RDMA device to use (simulator: sim0 or sim1)",
             "使用的 RDMA 设备（模拟器：sim0 或 sim1）"},
     Message{"opt.port", "port of the device", "设备端口号"},
+    Message{"opt.peer_dev",
+            "real verbs, one process: put the responder's QP on this device and the "
+            "requester's on -d (e.g. -d rxe1 --peer-dev rxe0: two Soft-RoCE devices on the two "
+            "ends of a link, so the packets cross it and tcpdump sees them)",
+            "真实 verbs、单个进程：把响应端的 QP 放在这个设备上，请求端的 QP 放在 -d 指定的设备上"
+            "（例如 -d rxe1 --peer-dev rxe0：两个 Soft-RoCE 设备分别位于一条链路的两端，报文真正"
+            "经过这条链路，tcpdump 可以抓到）"},
     Message{"opt.gid", "GID index (default: the RoCEv2 GID of an IPv4 address)",
             "GID 索引（默认：IPv4 地址对应的 RoCEv2 GID）"},
     Message{"opt.step", "pause before each step until Enter is pressed",
@@ -29,6 +36,11 @@ constexpr std::array kCatalog{
             "模拟器写入线路抓包文件的路径"},
     Message{"opt.seed", "seed of the simulator's random choices (same seed, same capture)",
             "模拟器随机数种子（相同种子得到相同的抓包）"},
+    Message{"opt.port_mtu",
+            "simulator: the MTU of every host's port, the largest path MTU the CM may choose "
+            "(default 4096; Soft-RoCE on a 1500-byte Ethernet has 1024)",
+            "模拟器：每台主机端口的 MTU，即 CM 可选的最大路径 MTU（默认 4096；1500 字节以太网上的 "
+            "Soft-RoCE 为 1024）"},
     Message{"opt.listen", "two hosts: wait for the peer on this TCP port (the passive side)",
             "两台主机：在此 TCP 端口等待对端（被动的一方）"},
     Message{"opt.connect",
@@ -58,6 +70,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id
   app.add_option("--backend", o.backend, i18n::tr(M("opt.backend")))
       ->check(CLI::IsMember({"auto", "verbs", "sim"}));
   app.add_option("-d,--dev", o.device, i18n::tr(M("opt.dev")));
+  auto* peer_dev = app.add_option("--peer-dev", o.peer_device, i18n::tr(M("opt.peer_dev")));
   app.add_option("-i,--ib-port", o.ib_port, i18n::tr(M("opt.port")))->check(CLI::Range(1, 255));
   app.add_option("-x,-g,--gid-index", o.gid_index, i18n::tr(M("opt.gid")))
       ->check(CLI::Range(0, 255));
@@ -67,9 +80,14 @@ void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id
   o.capture = fmt::format("captures/{}.pcap", lab_id);
   app.add_option("--capture", o.capture, i18n::tr(M("opt.capture")))->capture_default_str();
   app.add_option("--seed", o.seed, i18n::tr(M("opt.seed")))->capture_default_str();
+  app.add_option("--port-mtu", o.port_mtu, i18n::tr(M("opt.port_mtu")))
+      ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
   auto* listen =
       app.add_option("--listen", o.listen, i18n::tr(M("opt.listen")))->check(CLI::Range(1, 65535));
-  app.add_option("--connect", o.connect, i18n::tr(M("opt.connect")))->excludes(listen);
+  auto* connect =
+      app.add_option("--connect", o.connect, i18n::tr(M("opt.connect")))->excludes(listen);
+  // Two processes each have their own device: -d.
+  peer_dev->excludes(listen)->excludes(connect);
 }
 
 void add_mtu_option(CLI::App& app, int& mtu) {

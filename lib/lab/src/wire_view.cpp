@@ -32,12 +32,16 @@ constexpr std::array kCatalog{
         "the interface under rxe, then `rdmapcap ladder lab.pcap`. Traffic between two QPs of "
         "the same host never reaches a network interface (rxe loops it back inside the kernel), "
         "and hardware RoCE NICs process packets without the kernel, so tcpdump sees neither; "
-        "use two hosts, a mirror port, or the vendor's capture tool.",
+        "use two hosts, a mirror port, or the vendor's capture tool. One host can still put them "
+        "on a wire: two rxe devices on the two ends of a veth pair, routed across it, with "
+        "`-d rxe1 --peer-dev rxe0` (tools/softroce-vm sets this up).",
         "在真实设备上没有模拟器的抓包。要看到报文：在两台运行 Soft-RoCE 的主机之间，对 rxe "
         "所绑定的网口执行 `tcpdump -i IFACE -s 0 -w lab.pcap udp port 4791`，再用 "
         "`rdmapcap ladder lab.pcap` 查看。同一主机上两个 QP 之间的流量根本不会经过网口（rxe "
         "在内核里直接回环），而硬件 RoCE 网卡处理报文时不经过内核，所以 tcpdump 两者都看不到；"
-        "请使用两台主机、交换机镜像端口或厂商提供的抓包工具。"},
+        "请使用两台主机、交换机镜像端口或厂商提供的抓包工具。单台主机也能让报文经过线路：把两个 "
+        "rxe 设备分别建在一对 veth 的两端，让它们之间的流量经这对 veth 路由，再用 "
+        "`-d rxe1 --peer-dev rxe0` 运行（tools/softroce-vm 就是这样设置的）。"},
 };
 consteval const Message& M(std::string_view key) {
   return i18n::find(kCatalog, key);

@@ -214,6 +214,8 @@ class SimBackendImpl final : public SimBackend {
         o.hosts.push_back(h);
       }
     }
+    if (o.port_mtu != 0)
+      for (auto& h : o.hosts) h.port_mtu = o.port_mtu;
     for (const auto& h : o.hosts) devices_.push_back(&fabric_.add_host(h));
     if (!o.capture_path.empty()) fabric_.start_capture(o.capture_path, o.snaplen);
   }

@@ -72,9 +72,14 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
 /// buffer when `one_sided`).
 [[nodiscard]] verbs::ConnInfo conn_info(const Endpoint& e, int mtu, bool one_sided);
 
-/// Opens a requester and a responder endpoint: on the simulator the requester
-/// is host sim1 and the responder sim0; on real verbs both use -d (two QPs on
-/// one device). The specs' device fields are filled in here.
+/// Where one process puts its requester and its responder: on the simulator
+/// hosts sim1 and sim0; on real verbs -d for both (two QPs on one device),
+/// or -d and --peer-dev (two devices, e.g. two rxe on the ends of one link).
+[[nodiscard]] std::string requester_device(const Environment& env, const CommonOptions& o);
+[[nodiscard]] std::string responder_device(const Environment& env, const CommonOptions& o);
+
+/// Opens a requester and a responder endpoint on requester_device() and
+/// responder_device(). The specs' device fields are filled in here.
 void open_pair(Narrator& n, Environment& env, Endpoint& requester, Endpoint& responder,
                EndpointSpec requester_spec, EndpointSpec responder_spec, const CommonOptions& o);
 

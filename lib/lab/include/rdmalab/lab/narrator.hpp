@@ -24,6 +24,7 @@ namespace rdmalab::lab {
 struct CommonOptions {
   std::string backend = "auto";         // --backend auto|verbs|sim
   std::string device;                   // -d, --dev (sim: sim0/sim1 are the two hosts)
+  std::string peer_device;              // --peer-dev: one process, the responder on this device
   int ib_port = 1;                      // -i, --ib-port
   std::optional<int> gid_index;         // -x, -g, --gid-index
   bool step = false;                    // --step
@@ -31,6 +32,7 @@ struct CommonOptions {
   bool json = false;                    // --json
   std::string capture;                  // --capture (simulator), default ./captures/labNN.pcap
   std::uint64_t seed = 1;               // --seed (simulator)
+  std::optional<int> port_mtu;          // --port-mtu (simulator): every host's port MTU
   std::optional<std::uint16_t> listen;  // --listen PORT: the passive side of two processes
   std::string connect;                  // --connect HOST:PORT: the active side
 };

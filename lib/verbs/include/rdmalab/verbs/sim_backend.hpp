@@ -23,6 +23,8 @@ struct SimBackendOptions {
   sim::FabricConfig fabric;
   /// Empty: the two default hosts.
   std::vector<sim::HostConfig> hosts;
+  /// Non-zero: the port MTU of every host (replaces HostConfig::port_mtu).
+  std::uint32_t port_mtu = 0;
   /// When set, every frame on the simulated wire is written to this pcap.
   std::string capture_path;
   std::uint32_t snaplen = 0;  // 0: whole frames
