@@ -33,5 +33,10 @@ for preset in "${presets[@]}"; do
     [[ "$preset" == asan ]] && exclude='fuzz|softroce'
     ctest --preset "$preset" -LE "$exclude" -j "$(nproc)" || status=1
   fi
+  # The README's and the course's install-and-run commands, typed literally
+  # (they rebuild the release tree, so they run after its tests, not in them).
+  if [[ "$preset" == release ]]; then
+    tests/e2e/first-commands.sh || status=1
+  fi
 done
 exit $status
