@@ -22,10 +22,6 @@ struct Later {
 };
 constexpr Later later{};
 
-// Ethernet (with a VLAN tag) + IPv6 + UDP + BTH + the largest extension
-// headers + 4096 bytes of payload + ICRC, rounded up.
-constexpr std::size_t kMaxFrame = 4096 + 256;
-
 // Ethernet preamble, start delimiter and inter-frame gap occupy the wire too.
 constexpr std::size_t kWireOverhead = 20;
 
@@ -184,18 +180,16 @@ Link& Engine::link(std::uint32_t from, std::uint32_t to) {
   return *slot;
 }
 
-std::uint32_t Engine::take_buffer(std::size_t size) {
-  std::uint32_t index;
+std::uint32_t Engine::take_buffer() {
   if (!free_buffers.empty()) {
-    index = free_buffers.back();
+    const std::uint32_t index = free_buffers.back();
     free_buffers.pop_back();
-  } else {
-    index = static_cast<std::uint32_t>(buffers.size());
-    buffers.emplace_back();
+    return index;
   }
-  auto& b = buffers[index];
-  if (b.size() < size) b.resize(size);
-  return index;
+  // Ethernet (with a VLAN tag) + IPv6 + UDP + BTH + the largest extension
+  // headers + 4096 bytes of payload + ICRC fit in kFrameBuffer.
+  buffers.emplace_back(new (kPage) std::uint8_t[kFrameBuffer]);
+  return static_cast<std::uint32_t>(buffers.size() - 1);
 }
 
 std::uint32_t Engine::device_index(const Device& d) const noexcept {
@@ -295,13 +289,17 @@ void fill_udp6_checksum(std::uint8_t* frame, std::size_t n, std::size_t ip_off) 
 
 void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   spec.ip_id = ip_id++;
-  // Fast path: with no capture and no receive-side check, nobody reads the
-  // ICRC, so it is not computed (the field stays zero).
-  spec.compute_icrc = pcap != nullptr || cfg.verify_icrc;
+  // Fast path: with no receive-side check, nobody reads the ICRC unless the
+  // capture keeps it, so it is not computed (the field stays zero). A capture
+  // at the receiving port may change its snap length before the frame
+  // arrives: it always gets the ICRC.
+  spec.compute_icrc =
+      cfg.verify_icrc || (pcap != nullptr && (cfg.capture_point != CapturePoint::SenderPort ||
+                                              wire::frame_size(spec) <= pcap->snaplen()));
   // Every buffer holds the largest frame (4096 bytes of payload and all the
   // headers), so the size need not be computed first.
-  const std::uint32_t buf = take_buffer(kMaxFrame);
-  const std::size_t n = wire::encode_frame(spec, buffers[buf]);
+  const std::uint32_t buf = take_buffer();
+  const std::size_t n = wire::encode_frame(spec, {buffers[buf].get(), kFrameBuffer});
   if (n == 0) {  // cannot happen: the QP engine only builds valid packets
     release_buffer(buf);
     ++stats.packets_dropped;
@@ -309,7 +307,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   }
   // The UDP checksum lies outside the ICRC; it is only needed on the wire
   // for IPv6, and the UDP length now covers the ICRC too (n is the frame).
-  if (!spec.dst_ip.v4) fill_udp6_checksum(buffers[buf].data(), n, spec.vlan_tci ? 18 : 14);
+  if (!spec.dst_ip.v4) fill_udp6_checksum(buffers[buf].get(), n, spec.vlan_tci ? 18 : 14);
   ++stats.packets_sent;
   stats.payload_bytes_sent += spec.packet.payload.size();
 
@@ -327,7 +325,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   // At the sender's port a frame the link drops later is still in the
   // capture, as with the nftables drops of the rxe corpus.
   if (pcap && cfg.capture_point == CapturePoint::SenderPort)
-    capture_frame(start, wire::Bytes(buffers[buf].data(), n));
+    capture_frame(start, wire::Bytes(buffers[buf].get(), n));
 
   const std::uint64_t nth = ++ln.offered;
   if (dropped_by_rule(ln.cfg.drops, spec.packet, nth) || ln.rng.chance(ln.cfg.loss)) {
@@ -349,8 +347,8 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   if (ln.rng.chance(ln.cfg.reorder)) arrival += ln.cfg.reorder_delay_ns;
   const std::uint64_t meta = (std::uint64_t{ln.to} << 32) | n;
   if (ln.rng.chance(ln.cfg.duplicate)) {
-    const std::uint32_t copy = take_buffer(n);
-    std::memcpy(buffers[copy].data(), buffers[buf].data(), n);
+    const std::uint32_t copy = take_buffer();
+    std::memcpy(buffers[copy].get(), buffers[buf].get(), n);
     schedule_arrival(ln, arrival + ln.rng.upto(ln.cfg.jitter_ns) + 1, copy, meta);
   }
   schedule_arrival(ln, arrival, buf, meta);
@@ -361,30 +359,45 @@ void Engine::capture_frame(Time time, wire::Bytes frame) {
   // the clock), so frames are not built in timestamp order; they are held
   // until virtual time reaches them. Every frame built later is stamped at
   // or after `now`, so what is flushed is final.
-  std::vector<std::uint8_t> copy;
-  if (!cap_free.empty()) {
-    copy = std::move(cap_free.back());
-    cap_free.pop_back();
+  if (time <= now && (cap_pending.empty() || cap_pending.front().time > now)) {
+    // flush_capture(now) would write this frame alone: no need to hold it.
+    pcap->write(time, frame);
+    return;
   }
-  copy.assign(frame.begin(), frame.end());
-  auto pos = std::upper_bound(cap_pending.begin(), cap_pending.end(), time,
-                              [](Time t, const PendingFrame& f) { return t < f.time; });
-  cap_pending.insert(pos, PendingFrame{time, std::move(copy)});
+  std::uint32_t block;
+  if (!cap_free.empty()) {
+    block = cap_free.back();
+    cap_free.pop_back();
+  } else {
+    block = static_cast<std::uint32_t>(cap_blocks.size());
+    cap_blocks.emplace_back();
+  }
+  std::vector<std::uint8_t>& b = cap_blocks[block];
+  if (b.size() < frame.size()) b.resize(frame.size());
+  const std::size_t kept = std::min<std::size_t>(frame.size(), pcap->snaplen());
+  std::memcpy(b.data(), frame.data(), kept);
+  const PendingFrame pf{time, frame.size(), block};
+  if (cap_pending.empty() || cap_pending.back().time <= time) {
+    cap_pending.push_back(pf);  // the usual case: built in timestamp order
+  } else {
+    auto pos = std::upper_bound(cap_pending.begin(), cap_pending.end(), time,
+                                [](Time t, const PendingFrame& f) { return t < f.time; });
+    cap_pending.insert(pos, pf);
+  }
   flush_capture(now);
 }
 
 void Engine::flush_capture(Time until) {
-  std::size_t n = 0;
-  while (n < cap_pending.size() && cap_pending[n].time <= until) {
-    if (pcap) pcap->write(cap_pending[n].time, cap_pending[n].bytes);
-    cap_free.push_back(std::move(cap_pending[n].bytes));
-    ++n;
+  while (!cap_pending.empty() && cap_pending.front().time <= until) {
+    const PendingFrame& f = cap_pending.front();
+    if (pcap) pcap->write(f.time, wire::Bytes(cap_blocks[f.block].data(), f.length));
+    cap_free.push_back(f.block);
+    cap_pending.pop_front();
   }
-  cap_pending.erase(cap_pending.begin(), cap_pending.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
 void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
-  const wire::Bytes bytes(buffers[buf].data(), length);
+  const wire::Bytes bytes(buffers[buf].get(), length);
   // At the receiving port frames are seen as they arrive, reordered or not.
   if (pcap && cfg.capture_point == CapturePoint::ReceiverPort) capture_frame(now, bytes);
   const wire::Frame f = wire::decode_frame(bytes, wire::LinkType::Ethernet, length);

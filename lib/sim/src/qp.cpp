@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include <cstring>
+#include <optional>
 
 #include "engine.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -259,18 +260,19 @@ void QpImpl::send_request_packet() {
   }
 
   wire::FrameSpec* fs = &spec;
-  wire::FrameSpec ud_spec;
+  std::optional<wire::FrameSpec> ud_spec;  // not built for RC and UC: it is not small
   if (type == IBV_QPT_UD) {
     // A UD packet goes wherever its address handle says.
     const Device& dst = *w.ah->dest_;
-    ud_spec.src_mac = device->config().mac;
-    ud_spec.dst_mac = dst.config().mac;
-    ud_spec.src_ip = device->config().ip;
-    ud_spec.dst_ip = dst.config().ip;
-    ud_spec.traffic_class = w.ah->attr_.grh.traffic_class;
-    ud_spec.hop_limit = w.ah->attr_.grh.hop_limit != 0 ? w.ah->attr_.grh.hop_limit : 64;
-    ud_spec.udp_src_port = static_cast<std::uint16_t>(0xC000u | ((qpn * 0x9E3779B1u) >> 18));
-    fs = &ud_spec;
+    ud_spec.emplace();
+    ud_spec->src_mac = device->config().mac;
+    ud_spec->dst_mac = dst.config().mac;
+    ud_spec->src_ip = device->config().ip;
+    ud_spec->dst_ip = dst.config().ip;
+    ud_spec->traffic_class = w.ah->attr_.grh.traffic_class;
+    ud_spec->hop_limit = w.ah->attr_.grh.hop_limit != 0 ? w.ah->attr_.grh.hop_limit : 64;
+    ud_spec->udp_src_port = static_cast<std::uint16_t>(0xC000u | ((qpn * 0x9E3779B1u) >> 18));
+    fs = &*ud_spec;
   }
   wire::IbPacket& p = fs->packet;
   p = wire::IbPacket{};
