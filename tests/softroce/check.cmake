@@ -21,6 +21,16 @@
 #       protocol errors (exit status 1) exactly when PROTOCOL_ERRORS says so,
 #       and the counters of the summary (summed over every channel) meet
 #       EXPECT.
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=compare -DLAB=PATH -DCOMPARE=PATH
+#         -DWORK=DIR [-DLAB_ARGS=arg,arg...] [-DPASSIVE=ON] [-DCOMPLETIONS=OFF]
+#         -P check.cmake
+#       NAME (and with PASSIVE its passive side NAME-passive) exited 0; the
+#       lab binary LAB runs here on the simulator with LAB_ARGS, writing its
+#       capture and JSON result into WORK; softroce_compare (COMPARE) then
+#       finds NAME.pcap and the simulator's capture equal, and the completions
+#       of NAME.out (and NAME-passive.out) equal the simulator's. With
+#       COMPLETIONS=OFF (labs whose result holds no "completions" list) the
+#       packets alone are compared.
 #
 # When the VM could not run here, RESULTS/skipped exists: the check prints
 # "softroce: skipped" (the test's SKIP_REGULAR_EXPRESSION) and passes.
@@ -196,6 +206,37 @@ elseif(KIND STREQUAL "shows")
     string(REGEX MATCH "${re}" found "${text}")
     expect("NOT found STREQUAL \"\"" "its output shows /${re}/")
   endforeach()
+
+elseif(KIND STREQUAL "compare")
+  set(real_json --real-json "${RESULTS}/${STEP}.out")
+  if(PASSIVE)
+    step_status("${STEP}-passive" passive)
+    expect("passive EQUAL zero" "${STEP}-passive exited with status 0 (got ${passive})")
+    list(APPEND real_json --real-json "${RESULTS}/${STEP}-passive.out")
+  endif()
+  # The same scenario on the simulator, in one process, on this host.
+  string(REPLACE "," ";" LAB_ARGS "${LAB_ARGS}")
+  file(MAKE_DIRECTORY "${WORK}")
+  set(sim_pcap "${WORK}/${STEP}.sim.pcap")
+  set(sim_json "${WORK}/${STEP}.sim.json")
+  file(REMOVE "${sim_pcap}" "${sim_json}")
+  execute_process(COMMAND "${LAB}" --backend sim --json --capture "${sim_pcap}" ${LAB_ARGS}
+                  OUTPUT_FILE "${sim_json}" ERROR_VARIABLE err RESULT_VARIABLE rc)
+  expect("rc EQUAL zero" "the simulator run exited with status 0 (got ${rc}) ${err}")
+  if(rc EQUAL 0)
+    set(json_args ${real_json} --sim-json "${sim_json}")
+    if(COMPLETIONS STREQUAL "OFF")
+      set(json_args "")
+    endif()
+    execute_process(COMMAND "${COMPARE}" "${RESULTS}/${STEP}.pcap" "${sim_pcap}" ${json_args}
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    message("${out}${err}")
+    # 1: the sequences differ (printed above); 2: it could not read its input.
+    if(rc EQUAL 2)
+      message(FATAL_ERROR "softroce: softroce_compare could not read its input: ${err}")
+    endif()
+    expect("rc EQUAL zero" "Soft-RoCE and the simulator agree (softroce_compare status ${rc})")
+  endif()
 
 else()
   message(FATAL_ERROR "softroce: unknown KIND '${KIND}'")

@@ -10,7 +10,8 @@
 // retry_cnt 3, not 7: rdma_rxe treats retry_cnt 7 as "retry forever" (the
 // IBTA spec makes only rnr_retry 7 infinite), so with 7 it would never end.
 //
-// Output: the lab JSON result ({"ok", "checks": [{"id": "status", ...}]}),
+// Output: the lab JSON result ({"ok", "checks": [{"id": "status", ...}],
+// "completions": [...]}),
 // exit status 0 when the WRITE failed with exactly that status.
 #include <chrono>
 #include <exception>
@@ -56,6 +57,11 @@ int main(int argc, char** argv) {
     const std::string got =
         wcs.empty() ? "(none)" : std::string(verbs::wc_status_name(wcs.front().status));
     n.check("status", "IBV_WC_RETRY_EXC_ERR", got == "IBV_WC_RETRY_EXC_ERR", got);
+    // The completions as lab 07 reports them (side "requester"), for the
+    // comparison with the simulator (softroce_compare).
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& wc : wcs) j.push_back(lab::wc_json("requester", wc));
+    n.result()["completions"] = j;
     return n.finish();
   } catch (const verbs::VerbsError& e) {
     std::cerr << e.report() << "\n";

@@ -95,6 +95,30 @@ done
 lab07=${bin[lab07-retry]}
 run lab07-retry-none -- "$lab07" --backend verbs -d rxe0 --json --scenario none
 run lab07-retry-rnr -- "$lab07" --backend verbs -d rxe0 --json --scenario rnr --rnr-retry 0
+# The same labs in one process across the wire: the requester's QPs on rxe1,
+# the responder's on rxe0 (-d rxe1 --peer-dev rxe0), so every packet crosses
+# the veth pair and is captured there. Lab 09 follows NCCL with path MTU 4096
+# by default; rxe accepts that on a 1500-byte veth (it checks the port's
+# maximum MTU, not the active one) and the IP layer then drops its frames
+# (RoCEv2 sets DF), so across this wire it runs at 1024. Lab 07's default
+# scenario is "none" on verbs; its RNR scenario needs no broken wire either.
+# That one sends a single-packet SEND (-s 1024): how many packets of a longer
+# SEND leave before the RNR NAK is back depends on the sender's packet rate
+# (rxe under TCG: one; the simulator at line rate: all), not on the protocol.
+declare -A wire_args=([lab09-nccl-net]="-m 1024")
+for lab in lab01-send-recv lab02-write lab03-read lab04-atomics lab05-write-imm lab06-mtu \
+           lab07-retry lab08-adaptive-routing lab09-nccl-net lab10-tf-rendezvous lab11-gdr-read \
+           lab12-one-sided lab13-mr-scope; do
+  capture_start "$lab-wire"
+  # shellcheck disable=SC2086 # wire_args holds separate words
+  run "$lab-wire" -- "${bin[$lab]}" --backend verbs -d rxe1 --peer-dev rxe0 --json \
+    ${wire_args[$lab]:-}
+  capture_stop
+done
+capture_start lab07-retry-rnr-wire
+run lab07-retry-rnr-wire -- "$lab07" --backend verbs -d rxe1 --peer-dev rxe0 --json \
+  --scenario rnr --rnr-retry 0 -s 1024
+capture_stop
 # Lab 01 connected in band with rdma_cm (loopback on rxe0: the CM binds both
 # ends to 10.99.0.1).
 run lab01-send-recv-cm -- "${bin[lab01-send-recv]}" --backend verbs -d rxe0 --json --cm
@@ -130,6 +154,11 @@ for lab in lab01-send-recv lab02-write lab03-read lab05-write-imm lab06-mtu; do
   two_process "${lab%%-*}-two-process-cm" "$lab" --cm
   capture_stop
 done
+# Lab 04: the counter's owner on rxe0, the two racing clients on rxe1, two QP
+# pairs across the wire (out of band only: the lab has no --cm).
+capture_start lab04-two-process
+two_process lab04-two-process lab04-atomics
+capture_stop
 
 # A passive side whose peer misbehaves ends with a clear error, not a hang:
 # garbage instead of the connection message, and a peer that connects and
@@ -197,4 +226,23 @@ capture_start dead-peer
 run dead-peer -- "${bin[softroce_dead_peer]}"
 capture_stop
 nft delete table inet rdmalab_dead
+
+# Last, chapter 2's "Two rxe devices on your own machine" exactly as the
+# chapter shows it: the harness's own set-up is taken down first (deleting the
+# veth removes both rxe devices; the policy rules are undone by hand), then
+# the chapter's block runs line by line, stopping at the first failure, and
+# the devices it made are shown and carry lab 01 across the pair.
+ip link delete vethA
+for pref in 100 101 110 111 200; do ip rule del pref "$pref"; done
+ip rule add pref 0 lookup local
+chapter=$(dirname "${BASH_SOURCE[0]}")/../../docs/en/02-setup.md
+awk '/^### Two rxe devices on your own machine/ { inside = 1 }
+     inside && /^```sh$/ { block = 1; next }
+     block && /^```$/ { exit }
+     block { print }' "$chapter" >/tmp/own-machine.sh
+run docs-own-machine -- bash -c 'bash -e -x /tmp/own-machine.sh && rdma link && ip rule'
+capture_start docs-own-machine-lab01
+run docs-own-machine-lab01 -- "${bin[lab01-send-recv]}" --backend verbs -d rxe1 --peer-dev rxe0 \
+  --json
+capture_stop
 exit 0
