@@ -7,6 +7,7 @@
 // each without a capture and with one (headers only for the WRITE, whole
 // frames for the SENDs), and with and without the receive-side ICRC check.
 // Not a test: run it by hand on a Release build and read the figures.
+#include <sys/resource.h>
 #include <time.h>
 
 #include <chrono>
@@ -233,5 +234,9 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "send")
     for (bool capture : {false, true})
       for (bool verify : {true, false}) bench_send(capture, verify);
+  // Speed must not be bought with memory: the peak of the whole run.
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("peak RSS %ld KiB\n", ru.ru_maxrss);
   return 0;
 }
