@@ -270,8 +270,11 @@ std::vector<std::string> rtrimmed(const std::vector<std::string>& lines) {
 }  // namespace
 
 TEST_CASE("the concept chapters' commands that need no RDMA device run, and show true output") {
-  // What these chapters show but CI cannot run here, and why: root, a kernel
-  // module or a device (the Soft-RoCE job covers those), or the whole build.
+  // What these chapters show but this test does not run, and why: root, a
+  // kernel module or a device (the Soft-RoCE job runs chapter 2's device
+  // commands and its two-device block literally, in the VM), or the whole
+  // build (tests/e2e/first-commands.sh runs quickstart.sh, the plugin's
+  // installation and the VM examples literally, after the release build).
   const std::vector<std::string> elsewhere = {"sudo",
                                               "modprobe",
                                               "ip",

@@ -8,6 +8,9 @@
 #   scripts/quickstart.sh --no-recv       the RNR NAK variant
 #   scripts/install-wireshark-plugin.sh   the plugin in the personal folder
 #   scripts/install-wireshark-plugin.sh --uninstall
+#   cmake --build build/release --target install_wireshark_plugin
+#   tools/softroce-vm/softroce-vm -- ibv_devices        (where the VM runs)
+#   tools/softroce-vm/softroce-vm --out /tmp/vm -- sh -c '... lab01 ... --json > ...'
 #
 # Each runs with a fresh HOME, so the plugin lands in a throw-away personal
 # plugin folder and nothing of the machine's own set-up is touched. The
@@ -96,6 +99,27 @@ check "... the plugin is there" test -f "$personal/epan/rdmalab.so"
 run uninstall scripts/install-wireshark-plugin.sh --uninstall
 check "scripts/install-wireshark-plugin.sh --uninstall exits 0" test "$status" -eq 0
 check "... the plugin is gone" test ! -e "$personal/epan/rdmalab.so"
+run target cmake --build build/release --target install_wireshark_plugin
+check "cmake --build build/release --target install_wireshark_plugin exits 0" test "$status" -eq 0
+check "... the plugin is back" test -f "$personal/epan/rdmalab.so"
+
+# Chapter 2's two examples of the Soft-RoCE VM, where it can run (the
+# softroce label says why when it cannot).
+if tools/softroce-vm/softroce-vm --check >/dev/null 2>&1; then
+  run vm_devices tools/softroce-vm/softroce-vm -- ibv_devices
+  check "tools/softroce-vm/softroce-vm -- ibv_devices exits 0" test "$status" -eq 0
+  check "... lists rxe0 and rxe1" sh -c "grep -Eq '^ +rxe0 ' '$out.vm_devices' && grep -Eq '^ +rxe1 ' '$out.vm_devices'"
+  rm -rf /tmp/vm
+  run vm_lab01 tools/softroce-vm/softroce-vm --out /tmp/vm -- sh -c \
+    'build/release/labs/01-send-recv/lab01-send-recv --backend verbs -d rxe0 --json > $RDMALAB_VM_OUT/lab01.json'
+  check "tools/softroce-vm/softroce-vm --out /tmp/vm -- sh -c '... lab01 ...' exits 0" \
+    test "$status" -eq 0
+  check "... /tmp/vm/lab01.json says ok on real verbs" \
+    sh -c "grep -q '\"ok\": true' /tmp/vm/lab01.json && grep -q '\"backend\": \"verbs\"' /tmp/vm/lab01.json"
+  rm -rf /tmp/vm
+else
+  echo "  --    the Soft-RoCE VM cannot run here: its two examples not run"
+fi
 
 echo "first commands: $passed passed, $failed failed"
 ((failed == 0))
