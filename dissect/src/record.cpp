@@ -24,7 +24,7 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
   rec.original_length = std::max(original_length, captured.size());
   rec.conversation = 0;
   rec.events.clear();
-  rec.decoded = wire::decode_frame(captured, link, rec.original_length);
+  wire::decode_frame(captured, link, rec.original_length, rec.decoded);
   rec.op = nullptr;
   rec.icrc.reset();
   rec.cm.reset();

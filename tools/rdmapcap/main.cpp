@@ -22,6 +22,7 @@
 #include "rdmalab/dissect/render.hpp"
 #include "rdmalab/i18n/i18n.hpp"
 #include "rdmapcap/messages.hpp"
+#include "rdmapcap/pipeline.hpp"
 
 namespace {
 
@@ -98,17 +99,19 @@ int read_capture(const std::string& path, dissect::Analyzer& analyzer, Out& out,
       return kExitInput;
     }
     Progress progress;
-    capture::Packet pkt;
+    // libpcap reads on a second thread (pipeline.hpp); frames are decoded,
+    // checked and analysed here, in file order.
+    rdmapcap::Pipeline pipeline(reader);
     dissect::PacketRecord rec;
     try {
-      while (reader.next(pkt)) {
-        dissect::decode_record(pkt.data, pkt.original_length, *link, pkt.frame, pkt.time_ns, rec,
-                               check_icrc);
+      while (const capture::Packet* pkt = pipeline.next()) {
+        dissect::decode_record(pkt->data, pkt->original_length, *link, pkt->frame, pkt->time_ns,
+                               rec, check_icrc);
         analyzer.feed(rec);
         for (const dissect::Event& e : rec.events) errors = errors || is_error(e);
         each(rec);
         out.maybe_flush();
-        progress.tick([&reader] { return reader.position(); }, reader.file_size());
+        progress.tick([&pipeline] { return pipeline.position(); }, reader.file_size());
       }
     } catch (const capture::CaptureError& e) {
       out.flush();

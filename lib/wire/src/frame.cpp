@@ -271,9 +271,7 @@ class FrameDecoder {
   void transport(std::size_t bth_at, std::size_t end) {
     f_.bth_offset = bth_at;
     f_.ib_end = end;
-    IbPacket p;
-    auto err = decode_ib(bytes_, bth_at, end, p);
-    f_.ib = p;
+    auto err = decode_ib(bytes_, bth_at, end, f_.ib.emplace());
     if (err) f_.error = *err;
   }
 
@@ -286,9 +284,26 @@ class FrameDecoder {
 
 Frame decode_frame(Bytes captured, LinkType link, std::size_t original_length) noexcept {
   Frame f;
-  f.link = link;
-  FrameDecoder(captured, original_length, f).run();
+  decode_frame(captured, link, original_length, f);
   return f;
+}
+
+void decode_frame(Bytes captured, LinkType link, std::size_t original_length, Frame& out) noexcept {
+  // Field by field rather than `out = Frame{}`: a Frame is a few hundred
+  // bytes, and a capture reader calls this once per packet.
+  out.link = link;
+  out.eth.reset();
+  out.ipv4.reset();
+  out.ipv6.reset();
+  out.udp.reset();
+  out.grh.reset();
+  out.roce = RoceVersion::None;
+  out.ib.reset();
+  out.ip_offset = 0;
+  out.bth_offset = 0;
+  out.ib_end = 0;
+  out.error.reset();
+  FrameDecoder(captured, original_length, out).run();
 }
 
 // ---------------------------------------------------------------- encoding

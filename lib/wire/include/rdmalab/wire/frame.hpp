@@ -96,6 +96,8 @@ struct UdpHeader {
 enum class RoceVersion : std::uint8_t { None, V1, V2 };
 
 /// A decoded frame. Layers absent from the packet are empty optionals.
+/// (decode_frame into an existing Frame clears each member: a new member
+/// must be cleared there too.)
 struct Frame {
   LinkType link = LinkType::Ethernet;
   std::optional<EthernetHeader> eth;
@@ -129,6 +131,9 @@ struct Frame {
 /// decodes with roce == None and no error.
 [[nodiscard]] Frame decode_frame(Bytes captured, LinkType link,
                                  std::size_t original_length = 0) noexcept;
+/// The same into an existing Frame, which is cleared first (for a caller
+/// that decodes many frames into one).
+void decode_frame(Bytes captured, LinkType link, std::size_t original_length, Frame& out) noexcept;
 
 /// Everything needed to put an IB transport packet on an Ethernet wire.
 struct FrameSpec {
