@@ -11,32 +11,38 @@ namespace rdmalab::lab08 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
-    Message{"desc",
-            "Lab 08: adaptive routing. The simulated fabric sprays every packet over several paths "
-            "of different delay, so packets arrive out of order. Without adaptive-routing support "
-            "the responder NAKs and the requester goes back N; with it (a model of recent NICs) "
-            "each WRITE packet carries its own RETH, out-of-order arrivals are placed directly, and "
-            "a WRITE with immediate tells the receiver the data is complete.",
-            "实验 08：自适应路由。模拟网络把每个报文分散到多条时延不同的路径上，因此报文会乱序到达。"
-            "不支持自适应路由时，响应端回复 NAK，请求端执行 go-back-N 重传；支持时（这是对新一代网卡"
-            "行为的模型），每个 WRITE 报文都自带 RETH，乱序到达的报文直接写入内存，最后用一个带立即数的 "
-            "WRITE 通知接收端数据已完整。"},
-    Message{"opt.ar", "adaptive-routing model on the QPs: off, on, or both (one run each, compared)",
+    Message{
+        "desc",
+        "Lab 08: adaptive routing. The simulated fabric sprays every packet over several paths "
+        "of different delay, so packets arrive out of order. Without adaptive-routing support "
+        "the responder NAKs and the requester goes back N; with it (a model of recent NICs) "
+        "each WRITE packet carries its own RETH, out-of-order arrivals are placed directly, and "
+        "a WRITE with immediate tells the receiver the data is complete.",
+        "实验 08：自适应路由。模拟网络把每个报文分散到多条时延不同的路径上，因此报文会乱序到达。"
+        "不支持自适应路由时，响应端回复 NAK，请求端执行 go-back-N 重传；支持时（这是对新一代网卡"
+        "行为的模型），每个 WRITE 报文都自带 "
+        "RETH，乱序到达的报文直接写入内存，最后用一个带立即数的 "
+        "WRITE 通知接收端数据已完整。"},
+    Message{"opt.ar",
+            "adaptive-routing model on the QPs: off, on, or both (one run each, compared)",
             "QP 上的自适应路由模型：off、on，或 both（各运行一次并对比）"},
     Message{"opt.paths", "parallel paths between the hosts", "两台主机之间的并行路径数"},
-    Message{"opt.spread", "extra delay between neighbouring paths, in ns", "相邻路径之间的额外时延（纳秒）"},
+    Message{"opt.spread", "extra delay between neighbouring paths, in ns",
+            "相邻路径之间的额外时延（纳秒）"},
     Message{"opt.size", "bytes to transfer", "传输的字节数"},
-    Message{"opt.threshold",
-            "NCCL_IB_AR_THRESHOLD: above it, data goes as plain WRITEs and a separate 0-byte WRITE "
-            "with immediate signals completion",
-            "NCCL_IB_AR_THRESHOLD：超过该值时，数据用普通 WRITE 发送，再用一个单独的 0 字节带立即数 "
-            "WRITE 通知完成"},
+    Message{
+        "opt.threshold",
+        "NCCL_IB_AR_THRESHOLD: above it, data goes as plain WRITEs and a separate 0-byte WRITE "
+        "with immediate signals completion",
+        "NCCL_IB_AR_THRESHOLD：超过该值时，数据用普通 WRITE 发送，再用一个单独的 0 字节带立即数 "
+        "WRITE 通知完成"},
     Message{"sender", "sender", "发送端"},
     Message{"receiver", "receiver", "接收端"},
     Message{"run.title", "adaptive routing {}", "自适应路由：{}"},
     Message{"off", "OFF", "关闭"},
     Message{"on", "ON", "开启"},
-    Message{"step.fabric", "build a fabric with {0} paths, {1} ns apart, packets sprayed over all of them",
+    Message{"step.fabric",
+            "build a fabric with {0} paths, {1} ns apart, packets sprayed over all of them",
             "构建一个有 {0} 条路径、相邻路径相差 {1} 纳秒的网络，报文被分散到所有路径上"},
     Message{"step.resources", "open the devices and connect", "打开设备并建立连接"},
     Message{"why.ar_on",
@@ -50,43 +56,59 @@ inline constexpr std::array kCatalog{
             "error",
             "标准 RC：接收端只接受期望的 PSN；任何领先的报文都视为序列错误"},
     Message{"step.post", "post the transfer", "提交传输"},
-    Message{"post.split", "{0} bytes > threshold {1}: {2} plain WRITE(s) and a 0-byte WRITE with immediate",
+    Message{"post.split",
+            "{0} bytes > threshold {1}: {2} plain WRITE(s) and a 0-byte WRITE with immediate",
             "{0} 字节 > 阈值 {1}：{2} 个普通 WRITE，再加一个 0 字节的带立即数 WRITE"},
     Message{"post.single", "{0} bytes <= threshold {1}: one WRITE with immediate carries the data",
             "{0} 字节 <= 阈值 {1}：由一个带立即数的 WRITE 携带数据"},
     Message{"post.no_ar", "without adaptive routing, one WRITE with immediate carries the data",
             "不启用自适应路由时，由一个带立即数的 WRITE 携带数据"},
     Message{"step.poll", "poll both CQs", "轮询双方 CQ"},
-    Message{"result", "{0}: {1} packets, {2} retransmitted, {3} NAK(s), {4} out-of-order arrival(s), done at {5:.1f} us, goodput {6:.1f} Gb/s",
-            "{0}：{1} 个报文，重传 {2} 个，NAK {3} 个，乱序到达 {4} 个，于 {5:.1f} 微秒完成，有效吞吐 {6:.1f} Gb/s"},
+    Message{"result",
+            "{0}: {1} packets, {2} retransmitted, {3} NAK(s), {4} out-of-order arrival(s), done at "
+            "{5:.1f} us, goodput {6:.1f} Gb/s",
+            "{0}：{1} 个报文，重传 {2} 个，NAK {3} 个，乱序到达 {4} 个，于 {5:.1f} "
+            "微秒完成，有效吞吐 {6:.1f} Gb/s"},
     Message{"step.compare", "compare the two runs", "对比两次运行"},
     Message{"hardware",
             "On real hardware: NVIDIA/Mellanox NICs enable adaptive routing per port (e.g. `mlxreg "
             "... --reg_name ROCE_ACCL --set adaptive_routing_forced_en=1`, vendor documentation), "
             "and NCCL chooses its send pattern with NCCL_IB_ADAPTIVE_ROUTING (on by default on "
             "InfiniBand) and NCCL_IB_AR_THRESHOLD (8192 bytes).",
-            "在真实硬件上：NVIDIA/Mellanox 网卡按端口启用自适应路由（例如 `mlxreg ... --reg_name ROCE_ACCL "
-            "--set adaptive_routing_forced_en=1`，以厂商文档为准），NCCL 则通过 NCCL_IB_ADAPTIVE_ROUTING"
+            "在真实硬件上：NVIDIA/Mellanox 网卡按端口启用自适应路由（例如 `mlxreg ... --reg_name "
+            "ROCE_ACCL "
+            "--set adaptive_routing_forced_en=1`，以厂商文档为准），NCCL 则通过 "
+            "NCCL_IB_ADAPTIVE_ROUTING"
             "（InfiniBand 上默认开启）和 NCCL_IB_AR_THRESHOLD（8192 字节）决定发送方式。"},
-    Message{"verbs_only_sim", "this lab needs the simulator's multipath fabric: run it with --backend sim",
+    Message{"verbs_only_sim",
+            "this lab needs the simulator's multipath fabric: run it with --backend sim",
             "本实验需要模拟器的多路径网络：请使用 --backend sim 运行"},
-    Message{"check.done", "{}: the transfer completed and the receiver was told (IBV_WC_RECV_RDMA_WITH_IMM)",
+    Message{"check.done",
+            "{}: the transfer completed and the receiver was told (IBV_WC_RECV_RDMA_WITH_IMM)",
             "{}：传输完成，接收端收到了通知（IBV_WC_RECV_RDMA_WITH_IMM）"},
     Message{"check.bytes", "{}: the receiver holds every byte", "{}：接收端收到了全部数据"},
     Message{"check.off_naks", "AR off: reordering caused NAKs and go-back-N retransmissions",
             "自适应路由关闭：乱序导致了 NAK 和 go-back-N 重传"},
-    Message{"check.on_clean", "AR on: out-of-order arrivals were tolerated, nothing was retransmitted",
+    Message{"check.on_clean",
+            "AR on: out-of-order arrivals were tolerated, nothing was retransmitted",
             "自适应路由开启：乱序到达被容忍，没有任何重传"},
     Message{"check.on_reth", "AR on: every data packet was a WRITE Only with its own RETH",
             "自适应路由开启：每个数据报文都是自带 RETH 的 WRITE Only"},
-    Message{"check.faster", "AR on finished sooner than AR off", "自适应路由开启时比关闭时更早完成"},
-    Message{"try.1", "--paths 1: no reordering, both modes behave the same", "--paths 1：没有乱序，两种模式表现相同"},
+    Message{"check.faster", "AR on finished sooner than AR off",
+            "自适应路由开启时比关闭时更早完成"},
+    Message{"try.1", "--paths 1: no reordering, both modes behave the same",
+            "--paths 1：没有乱序，两种模式表现相同"},
     Message{"try.2", "-s 4096 --threshold 8192: below the threshold, a single WRITE with immediate",
             "-s 4096 --threshold 8192：低于阈值时，只用一个带立即数的 WRITE"},
-    Message{"try.3", "rdmapcap ladder {}: the out-of-order arrivals, marked", "rdmapcap ladder {}：查看被标出的乱序到达"},
+    Message{"try.3", "rdmapcap ladder {}: the out-of-order arrivals, marked",
+            "rdmapcap ladder {}：查看被标出的乱序到达"},
 };
 
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
-inline std::span<const Message> catalog() noexcept { return kCatalog; }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
+inline std::span<const Message> catalog() noexcept {
+  return kCatalog;
+}
 
 }  // namespace rdmalab::lab08

@@ -29,15 +29,13 @@
 #include <string_view>
 #include <vector>
 
-#include "rdmalab/wire/timers.hpp"
-
 #include "docs_text.hpp"
+#include "rdmalab/wire/timers.hpp"
 
 namespace fs = std::filesystem;
 using namespace rdmalab::docs_test;
 
 namespace {
-
 
 struct Heading {
   int level = 0;

@@ -26,7 +26,9 @@ void child_env() {
   ::unsetenv("LC_MESSAGES");
   ::setenv("NO_COLOR", "1", 1);
 }
-int exit_status(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -1; }
+int exit_status(int st) {
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 }  // namespace
 
 RunResult run(const std::vector<std::string>& argv) {

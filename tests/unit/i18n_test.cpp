@@ -1,4 +1,6 @@
 // Every catalog of every module: both languages present, placeholders equal.
+#include "rdmalab/i18n/i18n.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "all_catalogs.inc"
-#include "rdmalab/i18n/i18n.hpp"
 
 using namespace rdmalab::i18n;
 

@@ -77,8 +77,8 @@ TEST_CASE("variant fields do not change the ICRC; invariant ones do") {
   auto bytes = encode(s);
   const std::uint32_t crc = load_le32(bytes.data() + bytes.size() - 4);
   auto variant = bytes;
-  variant[14 + 1] = 0x02;  // ECN CE set by a switch
-  variant[14 + 8] = 3;     // TTL decremented
+  variant[14 + 1] = 0x02;       // ECN CE set by a switch
+  variant[14 + 8] = 3;          // TTL decremented
   variant[14 + 20 + 6] = 0x12;  // UDP checksum filled in
   variant[14 + 28 + 4] = 0x80;  // BTH FECN
   const Frame fv = decode_frame(variant, LinkType::Ethernet);
@@ -132,8 +132,9 @@ TEST_CASE("Linux cooked (SLL, SLL2) and raw IP link types") {
   sll2[0] = 0x08;
   sll2.insert(sll2.end(), ip.begin(), ip.end());
 
-  for (auto [bytes, link] : {std::pair{ip, LinkType::RawIp}, std::pair{ip, LinkType::Ipv4},
-                             std::pair{sll, LinkType::LinuxSll}, std::pair{sll2, LinkType::LinuxSll2}}) {
+  for (auto [bytes, link] :
+       {std::pair{ip, LinkType::RawIp}, std::pair{ip, LinkType::Ipv4},
+        std::pair{sll, LinkType::LinuxSll}, std::pair{sll2, LinkType::LinuxSll2}}) {
     CAPTURE(int(link));
     const Frame f = decode_frame(bytes, link);
     REQUIRE_FALSE(f.error.has_value());
@@ -155,8 +156,12 @@ TEST_CASE("frames that are not RoCE decode without error and without IB") {
     bytes[14 + 20 + 2] = 0x00;
     bytes[14 + 20 + 3] = 0x35;  // destination 53
   }
-  SUBCASE("TCP") { bytes[14 + 9] = 6; }
-  SUBCASE("an IP fragment") { bytes[14 + 6] = 0x20; }
+  SUBCASE("TCP") {
+    bytes[14 + 9] = 6;
+  }
+  SUBCASE("an IP fragment") {
+    bytes[14 + 6] = 0x20;
+  }
   SUBCASE("ARP") {
     bytes[12] = 0x08;
     bytes[13] = 0x06;

@@ -160,7 +160,8 @@ TEST_CASE("a truncation is described in both languages") {
 }
 
 TEST_CASE("unknown opcodes keep the rest as raw payload") {
-  std::vector<std::uint8_t> buf = {0x40, 0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<std::uint8_t> buf = {0x40, 0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 0,
+                                   0,    1, 1,    2,    3, 4, 5, 6, 7, 8};
   IbPacket q;
   const auto err = decode_ib(buf, 0, buf.size(), q);
   REQUIRE(err.has_value());

@@ -47,7 +47,7 @@ const std::map<int, Expect> kIbta = {
     {0x81, {{"CNP reserved"}, false, Position::Only}},
 };
 const std::map<std::string, std::size_t> kSizes = {
-    {"RETH", 16}, {"AETH", 4},  {"AtomicETH", 28}, {"AtomicAckETH", 8},
+    {"RETH", 16}, {"AETH", 4}, {"AtomicETH", 28}, {"AtomicAckETH", 8},
     {"ImmDt", 4}, {"IETH", 4}, {"DETH", 8},       {"CNP reserved", 16}};
 }  // namespace
 

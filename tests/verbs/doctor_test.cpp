@@ -1,7 +1,7 @@
 // The doctor's checks against made-up machines.
-#include <doctest/doctest.h>
-
 #include "rdmalab/verbs/doctor.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace rdmalab;
 using namespace rdmalab::verbs;
@@ -69,8 +69,9 @@ TEST_CASE("a healthy rxe device: ports, the GID table with the chosen index mark
   in.rxe_module_loaded = true;
   const auto checks = run_doctor(in, {});
   CHECK(find(checks, "devices").status == CheckStatus::Ok);
-  CHECK(find(checks, "ports").details.at(0).find("rxe0 port 1: ACTIVE, active MTU 1024 (max 4096)") !=
-        std::string::npos);
+  CHECK(
+      find(checks, "ports").details.at(0).find("rxe0 port 1: ACTIVE, active MTU 1024 (max 4096)") !=
+      std::string::npos);
   const auto& gid = find(checks, "gid");
   CHECK(gid.status == CheckStatus::Ok);
   REQUIRE(gid.details.size() == 2);

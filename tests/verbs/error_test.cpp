@@ -1,12 +1,14 @@
+#include "rdmalab/verbs/error.hpp"
+
 #include <doctest/doctest.h>
 
 #include "rdmalab/verbs/context.hpp"
-#include "rdmalab/verbs/error.hpp"
 
 using namespace rdmalab;
 using namespace rdmalab::verbs;
 
-TEST_CASE("every work-completion status has a name and, when it is an error, a hint in both languages") {
+TEST_CASE(
+    "every work-completion status has a name and, when it is an error, a hint in both languages") {
   for (int s = IBV_WC_SUCCESS; s <= IBV_WC_TM_RNDV_INCOMPLETE; ++s) {
     const auto st = static_cast<ibv_wc_status>(s);
     CAPTURE(s);
@@ -44,7 +46,8 @@ TEST_CASE("a failed completion is reported with status, opcode, wr_id, QPN and t
   i18n::set_current(i18n::Lang::En);
 }
 
-TEST_CASE("errno hints: memlock for ibv_reg_mr, transitions for ibv_modify_qp, Soft-RoCE for no device") {
+TEST_CASE(
+    "errno hints: memlock for ibv_reg_mr, transitions for ibv_modify_qp, Soft-RoCE for no device") {
   CHECK(hint_for("ibv_reg_mr", ENOMEM).find("ulimit -l") != std::string::npos);
   CHECK(hint_for("ibv_modify_qp", EINVAL).find("--gid-index") != std::string::npos);
   CHECK(hint_for("ibv_get_device_list", ENODEV).find("rdma link add rxe0 type rxe netdev") !=
@@ -100,7 +103,8 @@ TEST_CASE("GID choice: the RoCEv2 IPv4 entry, unless overridden") {
   GidEntry link_local = entry(0, GidType::RoceV2, {});
   link_local.gid.raw[0] = 0xfe;
   link_local.gid.raw[1] = 0x80;
-  const std::vector<GidEntry> rxe{link_local, entry(1, GidType::RoceV2, {0xff, 0xff, 10, 99, 0, 1})};
+  const std::vector<GidEntry> rxe{link_local,
+                                  entry(1, GidType::RoceV2, {0xff, 0xff, 10, 99, 0, 1})};
   CHECK(rxe[1].is_ipv4_mapped());
   CHECK(rxe[1].to_string() == "::ffff:10.99.0.1");
   CHECK(choose_gid(rxe, std::nullopt) == 1);

@@ -1,11 +1,11 @@
 // The out-of-band exchange against good, malformed, truncated and silent peers.
+#include "rdmalab/verbs/oob.hpp"
+
 #include <doctest/doctest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <thread>
-
-#include "rdmalab/verbs/oob.hpp"
 
 using namespace rdmalab::verbs;
 using namespace std::chrono_literals;
@@ -95,8 +95,8 @@ TEST_CASE("a peer that sends garbage, a short message, too much, or nothing gets
     auto [ch, peer] = socket_pair();
     const std::string junk = "GET / HTTP/1.1\r\n";
     (void)::write(peer, junk.data(), junk.size());
-    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 1s), doctest::Contains("invalid connection message"),
-                         OobError);
+    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 1s),
+                         doctest::Contains("invalid connection message"), OobError);
     ::close(peer);
   }
   SUBCASE("short message, then the peer vanishes") {
@@ -104,20 +104,22 @@ TEST_CASE("a peer that sends garbage, a short message, too much, or nothing gets
     const std::string part = "RDMALAB/1 lid=0000 qpn=";
     (void)::write(peer, part.data(), part.size());
     ::close(peer);
-    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 1s), doctest::Contains("closed the connection"), OobError);
+    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 1s),
+                         doctest::Contains("closed the connection"), OobError);
   }
   SUBCASE("a line longer than the limit") {
     auto [ch, peer] = socket_pair();
     const std::string flood(kOobMaxLine + 10, 'A');
     (void)::write(peer, flood.data(), flood.size());
-    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 1s), doctest::Contains("longer than 512"), OobError);
+    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 1s), doctest::Contains("longer than 512"),
+                         OobError);
     ::close(peer);
   }
   SUBCASE("a silent peer: bounded wait") {
     auto [ch, peer] = socket_pair();
     const auto start = std::chrono::steady_clock::now();
-    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 300ms), doctest::Contains("sent nothing for 0.3 s"),
-                         OobError);
+    CHECK_THROWS_WITH_AS((void)ch.exchange(sample(), 300ms),
+                         doctest::Contains("sent nothing for 0.3 s"), OobError);
     CHECK(std::chrono::steady_clock::now() - start < 5s);  // bounded, generously
     ::close(peer);
   }
@@ -139,13 +141,14 @@ TEST_CASE("listen and connect over TCP on the loopback") {
 }
 
 TEST_CASE("nobody listening: connect gives up after the timeout") {
-  CHECK_THROWS_WITH_AS(OobChannel::connect("127.0.0.1", 1, 300ms), doctest::Contains("cannot connect"),
-                       OobError);
+  CHECK_THROWS_WITH_AS(OobChannel::connect("127.0.0.1", 1, 300ms),
+                       doctest::Contains("cannot connect"), OobError);
   CHECK_THROWS_AS(OobChannel::connect("no-such-host.invalid", 1, 300ms), OobError);
 }
 
 TEST_CASE("HOST:PORT parsing") {
-  CHECK(parse_host_port("10.0.0.1:18515") == std::pair<std::string, std::uint16_t>{"10.0.0.1", 18515});
+  CHECK(parse_host_port("10.0.0.1:18515") ==
+        std::pair<std::string, std::uint16_t>{"10.0.0.1", 18515});
   CHECK(parse_host_port("[fe80::1]:7") == std::pair<std::string, std::uint16_t>{"fe80::1", 7});
   CHECK_FALSE(parse_host_port("host").has_value());
   CHECK_FALSE(parse_host_port("host:0").has_value());

@@ -5,10 +5,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "messages.hpp"
 #include "rdmalab/cli/cli.hpp"
 #include "rdmalab/verbs/backend.hpp"
 #include "rdmalab/verbs/doctor.hpp"
-#include "messages.hpp"
 
 using namespace rdmalab;
 
@@ -44,8 +44,11 @@ int doctor(const std::string& backend_name, std::optional<int> gid_index, bool j
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& c : checks)
-      out.push_back({{"id", c.id}, {"status", status_name(c.status)}, {"title", c.title},
-                     {"details", c.details}, {"fix", c.fix}});
+      out.push_back({{"id", c.id},
+                     {"status", status_name(c.status)},
+                     {"title", c.title},
+                     {"details", c.details},
+                     {"fix", c.fix}});
     std::cout << nlohmann::json{{"checks", out}, {"exit", verbs::doctor_exit_code(checks)}}.dump(2)
               << "\n";
   } else {
@@ -74,7 +77,8 @@ int main(int argc, char** argv) {
   bool json = false;
   doc->add_option("--backend", backend, i18n::tr(tool::M("opt.backend")))
       ->check(CLI::IsMember({"auto", "verbs", "sim"}));
-  doc->add_option("-x,--gid-index", gid_index, i18n::tr(tool::M("opt.gid")))->check(CLI::Range(0, 255));
+  doc->add_option("-x,--gid-index", gid_index, i18n::tr(tool::M("opt.gid")))
+      ->check(CLI::Range(0, 255));
   doc->add_flag("--json", json, i18n::tr(tool::M("opt.json")));
 
   try {

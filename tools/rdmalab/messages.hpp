@@ -29,7 +29,11 @@ inline constexpr std::array kCatalog{
     Message{"opt.json", "Print the checks as JSON", "以 JSON 格式输出检查结果"},
 };
 
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
-inline std::span<const Message> catalog() noexcept { return kCatalog; }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
+inline std::span<const Message> catalog() noexcept {
+  return kCatalog;
+}
 
 }  // namespace rdmalab::tool

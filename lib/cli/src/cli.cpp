@@ -31,11 +31,15 @@ constexpr std::array kCatalog{
     Message{"err.other", "the command line is not valid", "命令行无效"},
     Message{"err.see_help", "run with --help for the options", "使用 --help 查看可用选项"},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 }  // namespace
 
-std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> catalog() noexcept {
+  return kCatalog;
+}
 
 void localize(CLI::App& app) {
   app.set_help_flag("-h,--help", i18n::tr(M("help")));
@@ -64,12 +68,14 @@ int exit_for(const CLI::App& app, const CLI::ParseError& e) {
     return app.exit(e, std::cout, std::cerr);
   }
   const Message* what = &M("err.other");
-  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) what = &M("err.required");
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr)
+    what = &M("err.required");
   else if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr ||
            dynamic_cast<const CLI::ConversionError*>(&e) != nullptr ||
            dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr)
     what = &M("err.value");
-  else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) what = &M("err.extras");
+  else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+    what = &M("err.extras");
   // CLI11's own sentence names the option and the value; keep it as detail.
   std::cerr << i18n::tr(M("err.prefix")) << ": " << i18n::tr(*what) << " (" << e.what() << ")\n"
             << i18n::tr(M("err.see_help")) << "\n";

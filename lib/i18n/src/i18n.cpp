@@ -30,30 +30,37 @@ std::vector<std::string> placeholders(std::string_view s) {
     const auto colon = inner.find(':');
     const std::string_view id = inner.substr(0, colon);
     const std::string_view spec = colon == std::string_view::npos ? "" : inner.substr(colon);
-    out.push_back("{" + (id.empty() ? std::to_string(next++) : std::string(id)) + std::string(spec) + "}");
+    out.push_back("{" + (id.empty() ? std::to_string(next++) : std::string(id)) +
+                  std::string(spec) + "}");
     i = close;
   }
   return out;
 }
 
 bool has_non_ascii(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
 }
 bool has_ascii_letter(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-  });
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); });
 }
 }  // namespace
 
-Lang current() noexcept { return g_lang.load(std::memory_order_relaxed); }
-void set_current(Lang lang) noexcept { g_lang.store(lang, std::memory_order_relaxed); }
+Lang current() noexcept {
+  return g_lang.load(std::memory_order_relaxed);
+}
+void set_current(Lang lang) noexcept {
+  g_lang.store(lang, std::memory_order_relaxed);
+}
 
 std::optional<Lang> parse_lang(std::string_view v) noexcept {
   // LANGUAGE may be a list: "zh_CN:en". The first entry decides.
   v = v.substr(0, v.find(':'));
-  if (v.size() >= 2 && (v[0] == 'z' || v[0] == 'Z') && (v[1] == 'h' || v[1] == 'H')) return Lang::Zh;
-  if (v.size() >= 2 && (v[0] == 'e' || v[0] == 'E') && (v[1] == 'n' || v[1] == 'N')) return Lang::En;
+  if (v.size() >= 2 && (v[0] == 'z' || v[0] == 'Z') && (v[1] == 'h' || v[1] == 'H'))
+    return Lang::Zh;
+  if (v.size() >= 2 && (v[0] == 'e' || v[0] == 'E') && (v[1] == 'n' || v[1] == 'N'))
+    return Lang::En;
   return std::nullopt;
 }
 
@@ -71,8 +78,10 @@ Lang init_from_args(int argc, const char* const* argv) noexcept {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     std::optional<Lang> l;
-    if (a == "--lang" && i + 1 < argc) l = parse_lang(argv[i + 1]);
-    else if (a.starts_with("--lang=")) l = parse_lang(a.substr(7));
+    if (a == "--lang" && i + 1 < argc)
+      l = parse_lang(argv[i + 1]);
+    else if (a.starts_with("--lang="))
+      l = parse_lang(a.substr(7));
     if (l) lang = *l;
   }
   set_current(lang);

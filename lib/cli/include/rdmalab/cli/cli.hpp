@@ -14,7 +14,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <span>
 #include <string>
 

@@ -22,9 +22,9 @@ enum class CheckStatus { Ok, Info, Warn, Fail };
 struct CheckResult {
   std::string id;  // stable, for --json: "devices", "memlock", ...
   CheckStatus status = CheckStatus::Ok;
-  std::string title;                // one line
-  std::vector<std::string> details; // lines shown under it
-  std::string fix;                  // what to do, empty when nothing
+  std::string title;                 // one line
+  std::vector<std::string> details;  // lines shown under it
+  std::string fix;                   // what to do, empty when nothing
 };
 
 /// A port as sysfs and libibverbs describe it.
@@ -43,12 +43,12 @@ struct DeviceReport {
 };
 
 struct DoctorInputs {
-  std::vector<DeviceReport> devices;       // from libibverbs (or a test)
-  std::optional<std::uint64_t> memlock;    // bytes; nullopt = unlimited
-  std::string kernel_release;              // uname -r
-  bool rxe_module_loaded = false;          // /sys/module/rdma_rxe exists
-  bool rxe_module_available = false;       // rdma_rxe.ko* under /lib/modules/<release>
-  bool firewall_mentions_4791 = false;     // a ruleset line names port 4791
+  std::vector<DeviceReport> devices;     // from libibverbs (or a test)
+  std::optional<std::uint64_t> memlock;  // bytes; nullopt = unlimited
+  std::string kernel_release;            // uname -r
+  bool rxe_module_loaded = false;        // /sys/module/rdma_rxe exists
+  bool rxe_module_available = false;     // rdma_rxe.ko* under /lib/modules/<release>
+  bool firewall_mentions_4791 = false;   // a ruleset line names port 4791
   bool firewall_readable = false;
 };
 

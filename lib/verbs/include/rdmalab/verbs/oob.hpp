@@ -7,7 +7,8 @@
 // human-readable text, versioned and length-checked, so a student can read it
 // in tcpdump next to the RoCE packets it enables:
 //
-//   RDMALAB/1 lid=0000 qpn=000011 psn=7b759b gid=::ffff:10.99.0.1 mtu=1024 va=00007f12a0000000 rkey=00000e2a len=4096
+//   RDMALAB/1 lid=0000 qpn=000011 psn=7b759b gid=::ffff:10.99.0.1 mtu=1024 va=00007f12a0000000
+//   rkey=00000e2a len=4096
 //
 // A peer that sends garbage, a short or over-long message, or vanishes gets a
 // clear error (OobError, in the user's language) after a bounded wait.
@@ -80,7 +81,8 @@ class OobChannel {
 };
 
 /// Parses "HOST:PORT" ("[v6addr]:PORT" for IPv6).
-[[nodiscard]] std::optional<std::pair<std::string, std::uint16_t>> parse_host_port(std::string_view s);
+[[nodiscard]] std::optional<std::pair<std::string, std::uint16_t>> parse_host_port(
+    std::string_view s);
 
 /// This module's messages, for the catalog parity test.
 [[nodiscard]] std::span<const i18n::Message> oob_catalog() noexcept;
