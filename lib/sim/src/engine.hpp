@@ -385,6 +385,7 @@ struct Engine {
   std::vector<std::uint32_t> cap_free;  // blocks not in cap_pending
   FabricStats stats;
   std::uint16_t ip_id = 0;
+  wire::Frame rx_frame;  // the frame deliver() is handling
 
   void schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b);
   /// Schedules the arrival of a frame sent on `link`: the same order as

@@ -400,7 +400,10 @@ void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
   const wire::Bytes bytes(buffers[buf].get(), length);
   // At the receiving port frames are seen as they arrive, reordered or not.
   if (pcap && cfg.capture_point == CapturePoint::ReceiverPort) capture_frame(now, bytes);
-  const wire::Frame f = wire::decode_frame(bytes, wire::LinkType::Ethernet, length);
+  // Decoded into a Frame kept for the purpose: a Frame is a few hundred
+  // bytes, and deliver() never runs inside another deliver().
+  wire::Frame& f = rx_frame;
+  wire::decode_frame(bytes, wire::LinkType::Ethernet, length, f);
   bool ok = f.is_roce() && !f.error && f.ib.has_value();
   if (ok && cfg.verify_icrc) {
     const auto c = wire::check_icrc(f, bytes);
