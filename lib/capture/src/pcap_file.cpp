@@ -20,11 +20,15 @@ constexpr std::array kCatalog{
     Message{"create_failed", "cannot create capture file {0}: {1}", "无法创建抓包文件 {0}：{1}"},
     Message{"write_failed", "cannot write capture file {0}: {1}", "无法写入抓包文件 {0}：{1}"},
 };
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 }  // namespace
 
-std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> catalog() noexcept {
+  return kCatalog;
+}
 
 struct PcapReader::Handle {
   // libpcap reads a file with stdio: one fread per record header and one per
@@ -67,7 +71,9 @@ PcapReader::~PcapReader() = default;
 PcapReader::PcapReader(PcapReader&&) noexcept = default;
 PcapReader& PcapReader::operator=(PcapReader&&) noexcept = default;
 
-int PcapReader::datalink() const noexcept { return pcap_datalink(h_->p); }
+int PcapReader::datalink() const noexcept {
+  return pcap_datalink(h_->p);
+}
 
 std::optional<wire::LinkType> PcapReader::link_type() const noexcept {
   return wire::link_type_from_pcap(datalink());

@@ -17,7 +17,8 @@ constexpr std::array kCatalog{
             "偏移 {1} 处的 BTH 操作码未知；其后内容按原始字节显示"},
     Message{"error.bad_padding", "pad count {2} is larger than the {3} payload bytes at offset {1}",
             "填充计数 {2} 大于偏移 {1} 处仅有的 {3} 字节负载"},
-    Message{"error.bad_length", "{0} length at offset {1} says {2} bytes, which the packet does not hold",
+    Message{"error.bad_length",
+            "{0} length at offset {1} says {2} bytes, which the packet does not hold",
             "偏移 {1} 处的 {0} 长度字段声明 {2} 字节，但报文装不下"},
     Message{"error.bad_version", "{0} header at offset {1} has the wrong version",
             "偏移 {1} 处的 {0} 头部版本号错误"},
@@ -36,11 +37,15 @@ constexpr std::array kCatalog{
     Message{"nak.reserved", "reserved NAK code {}", "保留的 NAK 码 {}"},
 };
 
-consteval const Message& M(std::string_view key) { return i18n::find(kCatalog, key); }
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
 
 }  // namespace
 
-std::span<const i18n::Message> catalog() noexcept { return kCatalog; }
+std::span<const i18n::Message> catalog() noexcept {
+  return kCatalog;
+}
 
 std::string describe(const DecodeError& e) {
   const Message* m = nullptr;

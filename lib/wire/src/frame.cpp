@@ -126,7 +126,8 @@ class FrameDecoder {
   // Records why decoding stopped. A header cut by the snap length is not a
   // malformed packet, so it is reported as such.
   void fail(ErrorKind kind, Layer layer, std::size_t offset, std::size_t needed) {
-    if (kind == ErrorKind::Truncated && bytes_.size() < original_ && offset + needed > bytes_.size())
+    if (kind == ErrorKind::Truncated && bytes_.size() < original_ &&
+        offset + needed > bytes_.size())
       kind = ErrorKind::SnapTruncated;
     const std::size_t have = offset < bytes_.size() ? bytes_.size() - offset : 0;
     f_.error = DecodeError{kind, layer, offset, needed, have};
@@ -200,7 +201,8 @@ class FrameDecoder {
     h.ihl = ver_ihl & 0x0F;
     if ((ver_ihl >> 4) != 4) return fail(ErrorKind::BadVersion, Layer::Ipv4, at, 20);
     const std::size_t hlen = std::size_t{h.ihl} * 4;
-    if (h.ihl < 5 || h.total_length < hlen) return fail(ErrorKind::BadLength, Layer::Ipv4, at, hlen);
+    if (h.ihl < 5 || h.total_length < hlen)
+      return fail(ErrorKind::BadLength, Layer::Ipv4, at, hlen);
     f_.ipv4 = h;
     if (!r.skip(hlen - 20)) return fail(ErrorKind::Truncated, Layer::Ipv4, at, hlen);
     const std::size_t end = at + h.total_length;

@@ -1,4 +1,5 @@
 #include "rdmalab/wire/headers.hpp"
+
 #include <algorithm>
 
 namespace rdmalab::wire {
@@ -154,9 +155,7 @@ bool decode_ext(Ext e, Reader& r, IbPacket& p) noexcept {
       p.deth = h;
       break;
     }
-    case Ext::CnpPad:
-      (void)r.skip(ext_size(e));
-      break;
+    case Ext::CnpPad: (void)r.skip(ext_size(e)); break;
   }
   return true;
 }
@@ -233,8 +232,7 @@ std::optional<DecodeError> decode_ib(Bytes bytes, std::size_t bth_offset, std::s
     return DecodeError{ErrorKind::BadPadding, Layer::Payload, after_headers, out.bth.pad_count,
                        wire_payload_and_pad};
   out.payload_length = wire_payload_and_pad - out.bth.pad_count;
-  const std::size_t captured_payload =
-      std::min(out.payload_length, captured_end - after_headers);
+  const std::size_t captured_payload = std::min(out.payload_length, captured_end - after_headers);
   out.payload = bytes.subspan(after_headers, captured_payload);
   if (snapped) {
     // ICRC not captured (or only partly): report where the capture stopped.

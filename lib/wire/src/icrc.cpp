@@ -270,9 +270,9 @@ std::optional<std::uint32_t> icrc_of(Bytes frame, RoceVersion version, std::size
     head[1] = head[2] = head[3] = 0xFF;
     head[7] = 0xFF;
   } else if (ip_version == 4) {
-    head[1] = 0xFF;               // TOS (DSCP + ECN)
-    head[8] = 0xFF;               // TTL
-    head[10] = head[11] = 0xFF;   // header checksum
+    head[1] = 0xFF;              // TOS (DSCP + ECN)
+    head[8] = 0xFF;              // TTL
+    head[10] = head[11] = 0xFF;  // header checksum
   } else {
     return std::nullopt;
   }
@@ -288,7 +288,8 @@ std::optional<std::uint32_t> icrc_of(Bytes frame, RoceVersion version, std::size
 }
 
 std::optional<std::uint32_t> compute_icrc(const Frame& f, Bytes captured) noexcept {
-  if (!f.is_roce() || !f.ib || f.ib_end > captured.size() || f.ib_end < kIcrcSize) return std::nullopt;
+  if (!f.is_roce() || !f.ib || f.ib_end > captured.size() || f.ib_end < kIcrcSize)
+    return std::nullopt;
   return icrc_of(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize);
 }
 

@@ -41,8 +41,14 @@ constexpr std::array<Row, 24> kRcRows{{
     {ReadResponse, Last, "RDMA READ response Last", {Ext::AETH}, 1, true, false, false},
     {ReadResponse, Only, "RDMA READ response Only", {Ext::AETH}, 1, true, false, false},
     {Acknowledge, Only, "Acknowledge", {Ext::AETH}, 1, false, false, false},
-    {AtomicAcknowledge, Only, "ATOMIC Acknowledge", {Ext::AETH, Ext::AtomicAckETH}, 2, false,
-     false, false},
+    {AtomicAcknowledge,
+     Only,
+     "ATOMIC Acknowledge",
+     {Ext::AETH, Ext::AtomicAckETH},
+     2,
+     false,
+     false,
+     false},
     {CompareSwap, Only, "CmpSwap", {Ext::AtomicETH}, 1, false, false, false},
     {FetchAdd, Only, "FetchAdd", {Ext::AtomicETH}, 1, false, false, false},
     {Send, Only, "", {}, 0, false, false, false},  // 0x15 reserved: skipped below
@@ -64,9 +70,8 @@ constexpr auto build_table() {
   // UD carries a DETH after the BTH (IBTA 9.2, table 38: 0x64, 0x65). Wireshark
   // spells these "SEND only"; we follow it so names compare equal.
   t[n++] = OpcodeInfo{0x64, UD, Send, Only, "SEND only", {Ext::DETH}, 1, true, false, false};
-  t[n++] = OpcodeInfo{
-      0x65, UD, Send, Only, "SEND only with Immediate", {Ext::DETH, Ext::ImmDt}, 2, true, true,
-      false};
+  t[n++] = OpcodeInfo{0x65, UD,   Send, Only, "SEND only with Immediate", {Ext::DETH, Ext::ImmDt},
+                      2,    true, true, false};
   // Congestion Notification Packet, RoCEv2 annex A17.9.2: BTH, 16 reserved
   // bytes, ICRC.
   t[n++] = OpcodeInfo{0x81, CNP, Cnp, Only, "CNP", {Ext::CnpPad}, 1, false, false, false};
@@ -107,7 +112,9 @@ std::string_view ext_name(Ext e) noexcept {
   return "?";
 }
 
-std::span<const OpcodeInfo> opcode_table() noexcept { return kTable; }
+std::span<const OpcodeInfo> opcode_table() noexcept {
+  return kTable;
+}
 
 const OpcodeInfo* find_opcode(std::uint8_t value) noexcept {
   const auto i = kIndex[value];

@@ -26,9 +26,9 @@ class CaptureError : public std::runtime_error {
 };
 
 struct Packet {
-  std::uint64_t frame = 0;     // 1-based, as Wireshark numbers frames
-  std::int64_t time_ns = 0;    // since the epoch
-  wire::Bytes data;            // the captured bytes (valid until the next read)
+  std::uint64_t frame = 0;          // 1-based, as Wireshark numbers frames
+  std::int64_t time_ns = 0;         // since the epoch
+  wire::Bytes data;                 // the captured bytes (valid until the next read)
   std::size_t original_length = 0;  // length on the wire
 };
 

@@ -141,8 +141,8 @@ struct FrameSpec {
   MacAddress src_mac{};
   MacAddress dst_mac{};
   std::optional<std::uint16_t> vlan_tci;
-  IpAddress src_ip;  // RoCEv1: the source GID
-  IpAddress dst_ip;  // RoCEv1: the destination GID
+  IpAddress src_ip;                // RoCEv1: the source GID
+  IpAddress dst_ip;                // RoCEv1: the destination GID
   std::uint8_t traffic_class = 0;  // IPv4 TOS / IPv6 traffic class / GRH TClass
   std::uint8_t hop_limit = 64;     // TTL / hop limit
   std::uint16_t ip_id = 0;

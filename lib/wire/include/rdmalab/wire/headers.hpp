@@ -25,19 +25,19 @@ inline constexpr std::uint16_t kDefaultPkey = 0xFFFF;
 
 /// Base Transport Header, 12 bytes.
 struct Bth {
-  std::uint8_t opcode = 0;        // infiniband.bth.opcode
-  bool solicited = false;         // infiniband.bth.se
-  bool migreq = false;            // infiniband.bth.m
-  std::uint8_t pad_count = 0;     // infiniband.bth.padcnt (0..3)
-  std::uint8_t tver = 0;          // infiniband.bth.tver
+  std::uint8_t opcode = 0;            // infiniband.bth.opcode
+  bool solicited = false;             // infiniband.bth.se
+  bool migreq = false;                // infiniband.bth.m
+  std::uint8_t pad_count = 0;         // infiniband.bth.padcnt (0..3)
+  std::uint8_t tver = 0;              // infiniband.bth.tver
   std::uint16_t pkey = kDefaultPkey;  // infiniband.bth.p_key
-  bool fecn = false;              // byte 4 bit 7 (RoCEv2: ECN-marked, annex A17)
-  bool becn = false;              // byte 4 bit 6
-  std::uint8_t resv6 = 0;         // byte 4 bits 5:0
-  std::uint32_t dest_qp = 0;      // infiniband.bth.destqp (24 bits)
-  bool ack_req = false;           // infiniband.bth.a
-  std::uint8_t resv7 = 0;         // infiniband.bth.reserved7
-  std::uint32_t psn = 0;          // infiniband.bth.psn (24 bits)
+  bool fecn = false;                  // byte 4 bit 7 (RoCEv2: ECN-marked, annex A17)
+  bool becn = false;                  // byte 4 bit 6
+  std::uint8_t resv6 = 0;             // byte 4 bits 5:0
+  std::uint32_t dest_qp = 0;          // infiniband.bth.destqp (24 bits)
+  bool ack_req = false;               // infiniband.bth.a
+  std::uint8_t resv7 = 0;             // infiniband.bth.reserved7
+  std::uint32_t psn = 0;              // infiniband.bth.psn (24 bits)
 
   friend bool operator==(const Bth&, const Bth&) = default;
 };
@@ -105,7 +105,7 @@ struct AtomicAckEth {
 
 /// Datagram Extended Transport Header, 8 bytes.
 struct Deth {
-  std::uint32_t qkey = 0;   // infiniband.deth.q_key
+  std::uint32_t qkey = 0;  // infiniband.deth.q_key
   std::uint8_t resv = 0;
   std::uint32_t src_qp = 0;  // infiniband.deth.srcqp (24 bits)
   friend bool operator==(const Deth&, const Deth&) = default;
@@ -114,12 +114,12 @@ struct Deth {
 /// Global Route Header, 40 bytes (RoCEv1; also the first 40 bytes of a UD
 /// receive buffer).
 struct Grh {
-  std::uint8_t ip_version = 6;     // infiniband.grh.ipver
-  std::uint8_t traffic_class = 0;  // infiniband.grh.tclass
-  std::uint32_t flow_label = 0;    // infiniband.grh.flowlabel (20 bits)
-  std::uint16_t payload_length = 0;  // infiniband.grh.paylen
-  std::uint8_t next_header = 0x1B;   // infiniband.grh.nxthdr (0x1B: IBA transport)
-  std::uint8_t hop_limit = 0;        // infiniband.grh.hoplmt
+  std::uint8_t ip_version = 6;          // infiniband.grh.ipver
+  std::uint8_t traffic_class = 0;       // infiniband.grh.tclass
+  std::uint32_t flow_label = 0;         // infiniband.grh.flowlabel (20 bits)
+  std::uint16_t payload_length = 0;     // infiniband.grh.paylen
+  std::uint8_t next_header = 0x1B;      // infiniband.grh.nxthdr (0x1B: IBA transport)
+  std::uint8_t hop_limit = 0;           // infiniband.grh.hoplmt
   std::array<std::uint8_t, 16> sgid{};  // infiniband.grh.sgid
   std::array<std::uint8_t, 16> dgid{};  // infiniband.grh.dgid
   friend bool operator==(const Grh&, const Grh&) = default;
@@ -173,13 +173,13 @@ enum class Layer : std::uint8_t {
 [[nodiscard]] Layer layer_of(Ext e) noexcept;
 
 enum class ErrorKind : std::uint8_t {
-  Truncated,         // the bytes ended inside a header
-  SnapTruncated,     // the capture's snap length cut the packet (not malformed)
-  UnknownOpcode,     // BTH opcode not in the table; the rest stays raw
-  BadPadding,        // PadCnt larger than the payload
-  BadLength,         // an IP/UDP/GRH length disagrees with the bytes present
-  BadVersion,        // IP version field does not match the ethertype
-  UnsupportedLink,   // a link type rdmalab does not read
+  Truncated,        // the bytes ended inside a header
+  SnapTruncated,    // the capture's snap length cut the packet (not malformed)
+  UnknownOpcode,    // BTH opcode not in the table; the rest stays raw
+  BadPadding,       // PadCnt larger than the payload
+  BadLength,        // an IP/UDP/GRH length disagrees with the bytes present
+  BadVersion,       // IP version field does not match the ethertype
+  UnsupportedLink,  // a link type rdmalab does not read
 };
 
 /// A structured decode failure: what, in which layer, at which byte offset
