@@ -55,6 +55,60 @@ void post_atomic(lab::Endpoint& client, ibv_wr_opcode op, std::uint64_t remote_v
   verbs::check_rc(client.qp->post_send(&wr, &bad), "ibv_post_send");
 }
 
+// The race: the clients take turns posting, and their requests interleave on
+// the owner's NIC. Each completion goes into `wcs_json`; the original values
+// the FetchAdds returned come back.
+struct Race {
+  std::vector<std::uint64_t> originals;
+  bool ok = true;  // every FetchAdd completed with IBV_WC_SUCCESS
+};
+Race fetch_add_race(lab::Narrator& n, std::array<lab::Endpoint, 2>& clients, std::uint64_t va,
+                    std::uint32_t rkey, const Options& o, nlohmann::json& wcs_json) {
+  Race r;
+  for (int k = 0; k < o.iters; ++k) {
+    for (std::size_t i = 0; i < 2; ++i)
+      post_atomic(clients[i], IBV_WR_ATOMIC_FETCH_AND_ADD, va, rkey, o.add, 0,
+                  static_cast<std::uint64_t>(k));
+    for (std::size_t i = 0; i < 2; ++i) {
+      const auto wcs = clients[i].cq->wait(1, std::chrono::seconds(30));
+      r.ok = r.ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS &&
+             wcs[0].opcode == IBV_WC_FETCH_ADD;
+      if (!wcs.empty()) {
+        lab::show_wc(n, clients[i].role, wcs[0]);
+        wcs_json.push_back(lab::wc_json(clients[i].role, wcs[0]));
+      }
+      r.originals.push_back(clients[i].storage[0]);
+      n.field("original", std::to_string(clients[i].storage[0]));
+    }
+  }
+  return r;
+}
+
+// Two CmpSwaps from one client, both expecting `expect` and swapping in 1000:
+// each returns the value it found, which is how the client knows whether it
+// swapped. Completions go into `wcs_json`, the outcomes into `cas_json`.
+struct CmpSwaps {
+  std::array<std::uint64_t, 2> found{};
+  bool completed = true;  // both completed with IBV_WC_SUCCESS
+};
+CmpSwaps cmp_swap_twice(lab::Narrator& n, lab::Endpoint& client, std::uint64_t va,
+                        std::uint32_t rkey, std::uint64_t expect, nlohmann::json& wcs_json,
+                        nlohmann::json& cas_json) {
+  CmpSwaps c;
+  for (std::size_t k = 0; k < 2; ++k) {
+    post_atomic(client, IBV_WR_ATOMIC_CMP_AND_SWP, va, rkey, expect, 1000, 99);
+    const auto wcs = lab::poll_and_show(n, client, 1);
+    for (const auto& wc : wcs) wcs_json.push_back(lab::wc_json(client.role, wc));
+    c.found[k] = client.storage[0];
+    const bool swapped = c.found[k] == expect;
+    n.say(tr(M("cas_result"), expect, 1000, c.found[k],
+             swapped ? tr(M("swapped")) : tr(M("not_swapped"))));
+    c.completed = c.completed && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS;
+    cas_json.push_back({{"compare", expect}, {"found", c.found[k]}, {"swapped", swapped}});
+  }
+  return c;
+}
+
 // The owner's second QP reuses the first one's device, PD and counter: a QP
 // may use any MR of its PD.
 void add_owner_qp(lab::Narrator& n, std::array<lab::Endpoint, 2>& owner) {
@@ -151,24 +205,8 @@ void run_two_process(lab::Narrator& n, const Options& o, lab::Role role) {
   lab::await_peer(*peer, "ready");
   n.step(tr(M("step.fetch_add")));
   n.say(tr(M("why.fetch_add")));
-  std::vector<std::uint64_t> originals;
-  bool fa_ok = true;
-  for (int k = 0; k < o.iters; ++k) {
-    for (std::size_t i = 0; i < 2; ++i)
-      post_atomic(clients[i], IBV_WR_ATOMIC_FETCH_AND_ADD, remote[0].va, remote[0].rkey, o.add, 0,
-                  static_cast<std::uint64_t>(k));
-    for (std::size_t i = 0; i < 2; ++i) {
-      const auto wcs = clients[i].cq->wait(1, std::chrono::seconds(30));
-      fa_ok = fa_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS &&
-              wcs[0].opcode == IBV_WC_FETCH_ADD;
-      if (!wcs.empty()) {
-        lab::show_wc(n, clients[i].role, wcs[0]);
-        j.push_back(lab::wc_json(clients[i].role, wcs[0]));
-      }
-      originals.push_back(clients[i].storage[0]);
-      n.field("original", std::to_string(clients[i].storage[0]));
-    }
-  }
+  const Race race = fetch_add_race(n, clients, remote[0].va, remote[0].rkey, o, j);
+  const std::vector<std::uint64_t>& originals = race.originals;
   // The clients cannot read the counter: the last increment's original
   // value plus the increment is what they expect it to hold now.
   const std::uint64_t guess = *std::max_element(originals.begin(), originals.end()) + o.add;
@@ -178,31 +216,19 @@ void run_two_process(lab::Narrator& n, const Options& o, lab::Role role) {
 
   n.step(tr(M("step.cmp_swap")));
   n.say(tr(M("why.cmp_swap")));
-  bool cas_ok = true;
   nlohmann::json cas = nlohmann::json::array();
-  std::array<std::uint64_t, 2> found{};
-  for (std::size_t k = 0; k < 2; ++k) {
-    post_atomic(clients[0], IBV_WR_ATOMIC_CMP_AND_SWP, remote[0].va, remote[0].rkey, guess, 1000,
-                99);
-    const auto wcs = lab::poll_and_show(n, clients[0], 1);
-    for (const auto& wc : wcs) j.push_back(lab::wc_json(clients[0].role, wc));
-    found[k] = clients[0].storage[0];
-    const bool swapped = found[k] == guess;
-    n.say(tr(M("cas_result"), guess, 1000, found[k],
-             swapped ? tr(M("swapped")) : tr(M("not_swapped"))));
-    cas_ok = cas_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS && swapped == (k == 0);
-    cas.push_back({{"compare", guess}, {"found", found[k]}, {"swapped", swapped}});
-  }
-  // The first CmpSwap returned what the counter held after the race; the
-  // second found the value the first one swapped in.
-  cas_ok = cas_ok && found[1] == 1000;
+  const CmpSwaps swaps = cmp_swap_twice(n, clients[0], remote[0].va, remote[0].rkey, guess, j, cas);
+  const std::array<std::uint64_t, 2>& found = swaps.found;
+  // The first CmpSwap returned what the counter held after the race (and
+  // swapped); the second found the value the first one swapped in.
+  const bool cas_ok = swaps.completed && found[0] == guess && found[1] != guess && found[1] == 1000;
   lab::tell_peer(*peer, "done");
 
   n.step(tr(M("step.verify")));
   n.result()["completions"] = j;
   n.result()["cmp_swap"] = cas;
   n.result()["counter_after_race"] = found[0];
-  n.check("fa_ok", tr(M("check.fa_ok")), fa_ok);
+  n.check("fa_ok", tr(M("check.fa_ok")), race.ok);
   n.check("total", tr(M("check.total")), found[0] == total,
           found[0] == total ? "" : tr(M("same_options"), found[0], total));
   n.check("unique", tr(M("check.unique")),
@@ -254,54 +280,28 @@ void run_lab(lab::Narrator& n, const Options& o) {
   // on the owner's NIC.
   n.step(tr(M("step.fetch_add")));
   n.say(tr(M("why.fetch_add")));
-  std::vector<std::uint64_t> originals;
-  bool fa_ok = true;
   nlohmann::json j = nlohmann::json::array();
-  for (int k = 0; k < o.iters; ++k) {
-    for (std::size_t i = 0; i < 2; ++i)
-      post_atomic(clients[i], IBV_WR_ATOMIC_FETCH_AND_ADD, counter_va, counter_rkey, o.add, 0,
-                  static_cast<std::uint64_t>(k));
-    for (std::size_t i = 0; i < 2; ++i) {
-      const auto wcs = clients[i].cq->wait(1, std::chrono::seconds(30));
-      fa_ok = fa_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS &&
-              wcs[0].opcode == IBV_WC_FETCH_ADD;
-      if (!wcs.empty()) {
-        lab::show_wc(n, clients[i].role, wcs[0]);
-        j.push_back(lab::wc_json(clients[i].role, wcs[0]));
-      }
-      originals.push_back(clients[i].storage[0]);
-      n.field("original", std::to_string(clients[i].storage[0]));
-    }
-  }
+  const Race race = fetch_add_race(n, clients, counter_va, counter_rkey, o, j);
+  const std::vector<std::uint64_t>& originals = race.originals;
   const std::uint64_t after_race = owner[0].storage[0];
   n.say(tr(M("counter"), after_race));
 
   // CmpSwap twice from client 1: once with the right expectation, once with a stale one.
   n.step(tr(M("step.cmp_swap")));
   n.say(tr(M("why.cmp_swap")));
-  bool cas_ok = true;
   nlohmann::json cas = nlohmann::json::array();
-  for (const std::uint64_t expect : {after_race, after_race}) {
-    post_atomic(clients[0], IBV_WR_ATOMIC_CMP_AND_SWP, counter_va, counter_rkey, expect, 1000, 99);
-    const auto wcs = lab::poll_and_show(n, clients[0], 1);
-    for (const auto& wc : wcs) j.push_back(lab::wc_json(clients[0].role, wc));
-    const std::uint64_t found = clients[0].storage[0];
-    const bool swapped = found == expect;
-    n.say(tr(M("cas_result"), expect, 1000, found,
-             swapped ? tr(M("swapped")) : tr(M("not_swapped"))));
-    cas_ok = cas_ok && wcs.size() == 1 && wcs[0].status == IBV_WC_SUCCESS;
-    cas.push_back({{"compare", expect}, {"found", found}, {"swapped", swapped}});
-  }
+  const CmpSwaps swaps =
+      cmp_swap_twice(n, clients[0], counter_va, counter_rkey, after_race, j, cas);
   // After a successful swap the counter is 1000, so the second CmpSwap,
   // still expecting the pre-swap value, must have failed.
-  cas_ok = cas_ok && owner[0].storage[0] == 1000;
+  const bool cas_ok = swaps.completed && owner[0].storage[0] == 1000;
   n.say(tr(M("counter"), owner[0].storage[0]));
 
   n.step(tr(M("step.verify")));
   n.result()["completions"] = j;
   n.result()["cmp_swap"] = cas;
   n.result()["counter_after_race"] = after_race;
-  n.check("fa_ok", tr(M("check.fa_ok")), fa_ok);
+  n.check("fa_ok", tr(M("check.fa_ok")), race.ok);
   n.check("total", tr(M("check.total")),
           after_race == 2 * static_cast<std::uint64_t>(o.iters) * o.add);
   n.check("unique", tr(M("check.unique")),
