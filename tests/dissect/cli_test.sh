@@ -150,4 +150,18 @@ check "cut capture: the frames before the damage, in order" \
   test "$(jq -s '[.[] | .frame] | . as $f | if $f == [range(1; ($f | length) + 1)] then length else -1 end' "$TMP/out")" = "${last:-x}"
 check "cut capture: says the output is partial" grep -q 'before the error' "$TMP/err"
 
+# No reader thread to be had (one process allowed for an ordinary user): the
+# capture is read on the main thread, with the same result, not an abort.
+if [[ $(id -u) -eq 0 ]] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+  cp "$DATA/loss_drop_one_nak.pcap" "$TMP/nobody.pcap"
+  chmod 755 "$TMP"
+  chmod 644 "$TMP/nobody.pcap"
+  code 0 "$BIN" summary --json "$TMP/nobody.pcap"
+  mv "$TMP/out" "$TMP/threaded.json"
+  runuser -u nobody -- bash -c 'ulimit -u 1 && exec "$0" summary --json "$1"' "$BIN" \
+    "$TMP/nobody.pcap" >"$TMP/out" 2>"$TMP/err"
+  check "no thread for the reader: exit 0, same summary" \
+    sh -c "test $? -eq 0 && cmp -s '$TMP/out' '$TMP/threaded.json'"
+fi
+
 exit $fail

@@ -1,6 +1,7 @@
 #include "rdmapcap/pipeline.hpp"
 
 #include <cstring>
+#include <system_error>
 
 namespace rdmapcap {
 namespace {
@@ -24,7 +25,13 @@ Pipeline::Pipeline(capture::PcapReader& reader) : reader_(reader) {
     batches_.back()->packets.reserve(kBatchFrames);
     free_.push_back(batches_.back().get());
   }
-  thread_ = std::thread([this] { read_loop(); });
+  try {
+    thread_ = std::thread([this] { read_loop(); });
+  } catch (const std::system_error&) {
+    // No thread to be had (a process or memory limit): read on the
+    // caller's thread instead, with the same frames and errors, only slower.
+    inline_ = true;
+  }
 }
 
 Pipeline::~Pipeline() {
@@ -33,7 +40,7 @@ Pipeline::~Pipeline() {
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 Pipeline::Batch* Pipeline::take(std::deque<Batch*>& from) {
@@ -98,6 +105,11 @@ void Pipeline::read_loop() {
 }
 
 const capture::Packet* Pipeline::next() {
+  if (inline_) {
+    if (!reader_.next(inline_packet_)) return nullptr;
+    position_.store(reader_.position(), std::memory_order_relaxed);
+    return &inline_packet_;
+  }
   for (;;) {
     if (current_ != nullptr && index_ < current_->packets.size())
       return &current_->packets[index_++];

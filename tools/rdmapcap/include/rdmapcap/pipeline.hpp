@@ -71,6 +71,9 @@ class Pipeline {
   Batch* current_ = nullptr;
   std::size_t index_ = 0;
   bool done_ = false;
+  // No reader thread could be started: next() reads on the caller's thread.
+  bool inline_ = false;
+  rdmalab::capture::Packet inline_packet_;
   std::thread thread_;  // last: started once everything above exists
 };
 
