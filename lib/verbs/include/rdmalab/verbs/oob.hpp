@@ -5,10 +5,11 @@
 // PSN, GID (or LID on InfiniBand) and path MTU, and for one-sided operations
 // the address and rkey of the buffer. rdmalab sends these as one line of
 // human-readable text, versioned and length-checked, so a student can read it
-// in tcpdump next to the RoCE packets it enables:
+// in tcpdump next to the RoCE packets it enables (one line, shown here whole):
 //
-//   RDMALAB/1 lid=0000 qpn=000011 psn=7b759b gid=::ffff:10.99.0.1 mtu=1024 va=00007f12a0000000
-//   rkey=00000e2a len=4096
+// clang-format off
+//   RDMALAB/1 lid=0000 qpn=000011 psn=7b759b gid=::ffff:10.99.0.1 mtu=1024 va=00007f12a0000000 rkey=00000e2a len=4096
+// clang-format on
 //
 // A peer that sends garbage, a short or over-long message, or vanishes gets a
 // clear error (OobError, in the user's language) after a bounded wait.
