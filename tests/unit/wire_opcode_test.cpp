@@ -113,6 +113,28 @@ TEST_CASE("encoders find opcodes by operation") {
   CHECK(find_opcode(Transport::UD, Operation::Send, Position::Only, true)->value == 0x65);
 }
 
+TEST_CASE("the lookup by operation answers as a scan of the table would, for every combination") {
+  std::size_t found = 0;
+  for (int t = 0; t <= static_cast<int>(Transport::Unknown); ++t)
+    for (int op = 0; op <= static_cast<int>(Operation::Cnp); ++op)
+      for (int pos = 0; pos <= static_cast<int>(Position::Only); ++pos)
+        for (const bool imm : {false, true})
+          for (const bool inv : {false, true}) {
+            const OpcodeInfo* scan = nullptr;
+            for (const OpcodeInfo& row : opcode_table())
+              if (static_cast<int>(row.transport) == t && static_cast<int>(row.operation) == op &&
+                  static_cast<int>(row.position) == pos && row.has_immediate == imm &&
+                  row.has_invalidate == inv) {
+                scan = &row;
+                break;
+              }
+            CHECK(find_opcode(static_cast<Transport>(t), static_cast<Operation>(op),
+                              static_cast<Position>(pos), imm, inv) == scan);
+            found += scan != nullptr ? 1 : 0;
+          }
+  CHECK(found == opcode_table().size());  // every row is reachable
+}
+
 TEST_CASE("transport from the opcode's top bits") {
   CHECK(transport_of(0x04) == Transport::RC);
   CHECK(transport_of(0x2A) == Transport::UC);

@@ -67,35 +67,11 @@ struct Event {
   std::uint64_t b;  // generation, or (device << 32 | length) for Arrival
 };
 
-/// A FIFO of events in a ring that grows by doubling.
-class EventRing {
- public:
-  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
-  [[nodiscard]] const Event& front() const noexcept { return buf_[head_]; }
-  [[nodiscard]] const Event& back() const noexcept {
-    return buf_[(head_ + count_ - 1) & (buf_.size() - 1)];
-  }
-  void push_back(const Event& e) {
-    if (count_ == buf_.size()) grow();
-    buf_[(head_ + count_) & (buf_.size() - 1)] = e;
-    ++count_;
-  }
-  void pop_front() noexcept {
-    head_ = (head_ + 1) & (buf_.size() - 1);
-    --count_;
-  }
-
- private:
-  void grow() {
-    std::vector<Event> b(buf_.empty() ? 64 : buf_.size() * 2);
-    for (std::size_t i = 0; i < count_; ++i) b[i] = buf_[(head_ + i) & (buf_.size() - 1)];
-    buf_ = std::move(b);
-    head_ = 0;
-  }
-  std::vector<Event> buf_;  // size a power of two
-  std::size_t head_ = 0;
-  std::size_t count_ = 0;
-};
+/// `i` modulo `size` for i < 2 * size, without a division: ring slots are
+/// computed for every packet and every completion.
+[[nodiscard]] constexpr std::size_t ring_slot(std::size_t i, std::size_t size) noexcept {
+  return i >= size ? i - size : i;
+}
 
 /// One direction of a link with its state.
 struct Link {
@@ -107,7 +83,7 @@ struct Link {
   std::uint32_t index = 0;    // in Engine::link_list
   /// Arrivals scheduled in (time, seq) order: all of them on a link without
   /// jitter, reordering or multiple paths (see Engine::schedule_arrival).
-  EventRing arrivals;
+  std::deque<Event> arrivals;
   /// The serialisation time of the last frame size seen, and that size.
   std::size_t ser_bytes = 0;
   double ser_rate = 0;
@@ -311,10 +287,9 @@ struct QpImpl {
   void arm_ar_timer();
 
   [[nodiscard]] SendWqe& wqe_at(std::size_t from_head) noexcept { return sq[slot_at(from_head)]; }
-  /// from_head <= sq.size(): no division (the data path asks for every packet).
+  /// from_head <= sq.size().
   [[nodiscard]] std::size_t slot_at(std::size_t from_head) const noexcept {
-    const std::size_t i = sq_head + from_head;
-    return i >= sq.size() ? i - sq.size() : i;
+    return ring_slot(sq_head + from_head, sq.size());
   }
   [[nodiscard]] std::uint32_t last_psn(const SendWqe& w) const noexcept {
     return wire::psn_add(w.psn, static_cast<std::int64_t>(w.npkts) - 1);

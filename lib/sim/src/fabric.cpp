@@ -131,7 +131,7 @@ bool Engine::step() {
   heap.pop_back();
   if (e.kind == EventKind::LinkHead) {
     const std::uint32_t index = e.a;
-    EventRing& fifo = link_list[index]->arrivals;
+    std::deque<Event>& fifo = link_list[index]->arrivals;
     e = fifo.front();
     fifo.pop_front();
     if (!fifo.empty()) {

@@ -42,29 +42,6 @@ std::uint32_t packets_for(std::uint64_t length, std::uint32_t mtu) noexcept {
   return length == 0 ? 1u : static_cast<std::uint32_t>((length + mtu - 1) / mtu);
 }
 
-// wire::find_opcode(transport, ...) walks the whole opcode table; the
-// requester asks it for every packet it builds, so its answers are indexed
-// once, for every combination.
-const wire::OpcodeInfo* opcode_for(wire::Transport t, Operation op, Position pos, bool imm = false,
-                                   bool inv = false) noexcept {
-  constexpr std::size_t kT = static_cast<std::size_t>(wire::Transport::Unknown) + 1;
-  constexpr std::size_t kOp = static_cast<std::size_t>(Operation::Cnp) + 1;
-  constexpr std::size_t kPos = static_cast<std::size_t>(Position::Only) + 1;
-  static const auto index = [] {
-    std::array<const wire::OpcodeInfo*, kT * kOp * kPos * 4> a{};
-    for (std::size_t i = 0; i < a.size(); ++i)
-      a[i] = wire::find_opcode(static_cast<wire::Transport>(i / (kOp * kPos * 4)),
-                               static_cast<Operation>(i / (kPos * 4) % kOp),
-                               static_cast<Position>(i / 4 % kPos), (i & 1) != 0, (i & 2) != 0);
-    return a;
-  }();
-  const std::size_t i = ((static_cast<std::size_t>(t) * kOp + static_cast<std::size_t>(op)) * kPos +
-                         static_cast<std::size_t>(pos)) *
-                            4 +
-                        (imm ? 1u : 0u) + (inv ? 2u : 0u);
-  return index[i];
-}
-
 ibv_wc_opcode wc_opcode(ibv_wr_opcode op) noexcept {
   switch (op) {
     case IBV_WR_RDMA_WRITE:
@@ -297,7 +274,7 @@ void QpImpl::send_request_packet() {
     case IBV_WR_SEND_WITH_INV: {
       const bool imm = last && w.opcode == IBV_WR_SEND_WITH_IMM;
       const bool inv = last && w.opcode == IBV_WR_SEND_WITH_INV;
-      op = opcode_for(tr, Operation::Send, position_of(pk, w.npkts), imm, inv);
+      op = wire::find_opcode(tr, Operation::Send, position_of(pk, w.npkts), imm, inv);
       if (imm) p.immdt = ntohl(w.imm);
       if (inv) p.ieth = w.imm;
       if (type == IBV_QPT_UD) {
@@ -314,7 +291,7 @@ void QpImpl::send_request_packet() {
       // it can be placed wherever it lands.
       const bool ar = options.adaptive_routing && type == IBV_QPT_RC;
       const Position pos = ar ? Position::Only : position_of(pk, w.npkts);
-      op = opcode_for(tr, Operation::Write, pos, imm);
+      op = wire::find_opcode(tr, Operation::Write, pos, imm);
       if (pos == Position::Only && ar)
         p.reth = wire::Reth{w.remote_addr + offset, w.rkey, len};
       else if (pos == Position::First || pos == Position::Only)
@@ -327,18 +304,18 @@ void QpImpl::send_request_packet() {
     case IBV_WR_RDMA_READ:
       // One request for the rest of the READ; it takes one PSN per response
       // packet it asks for (9.7.4.1.3).
-      op = opcode_for(tr, Operation::ReadRequest, Position::Only);
+      op = wire::find_opcode(tr, Operation::ReadRequest, Position::Only);
       p.reth = wire::Reth{
           w.remote_addr + offset, w.rkey,
           static_cast<std::uint32_t>(w.length - std::min<std::uint64_t>(w.length, offset))};
       npkts_sent = w.npkts - pk;
       break;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
-      op = opcode_for(tr, Operation::CompareSwap, Position::Only);
+      op = wire::find_opcode(tr, Operation::CompareSwap, Position::Only);
       p.atomic_eth = wire::AtomicEth{w.remote_addr, w.rkey, w.swap, w.compare_add};
       break;
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
-      op = opcode_for(tr, Operation::FetchAdd, Position::Only);
+      op = wire::find_opcode(tr, Operation::FetchAdd, Position::Only);
       p.atomic_eth = wire::AtomicEth{w.remote_addr, w.rkey, w.compare_add, 0};
       break;
     default: break;
@@ -406,7 +383,7 @@ void QpImpl::send_response_item() {
         pos = it.length <= mtu ? Position::Only : Position::First;
       else
         pos = it.length <= mtu ? Position::Last : Position::Middle;
-      p.bth.opcode = opcode_for(wire::Transport::RC, Operation::ReadResponse, pos)->value;
+      p.bth.opcode = wire::find_opcode(wire::Transport::RC, Operation::ReadResponse, pos)->value;
       if (pos != Position::Middle) p.aeth = wire::Aeth{wire::Aeth::ack(), it.msn};
       // Memory is read when the packet is built, as a NIC's DMA would.
       if (len > 0) p.payload = wire::Bytes(reinterpret_cast<const std::uint8_t*>(it.va), len);

@@ -89,8 +89,7 @@ void CompletionQueue::push(const ibv_wc& wc) noexcept {
     overrun_ = true;
     return;
   }
-  const std::size_t i = head_ + count_;  // count_ < size: no division
-  ring_[i >= ring_.size() ? i - ring_.size() : i] = wc;
+  ring_[ring_slot(head_ + count_, ring_.size())] = wc;  // count_ < size
   ++count_;
 }
 
@@ -647,8 +646,7 @@ int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       if (bad_wr != nullptr) *bad_wr = wr;
       return err;
     }
-    const std::size_t at = q.rq_head + q.rq_count;  // rq_count < size: no division
-    const std::size_t slot = at >= q.rq.size() ? at - q.rq.size() : at;
+    const std::size_t slot = ring_slot(q.rq_head + q.rq_count, q.rq.size());  // rq_count < size
     RecvWqe& r = q.rq[slot];
     r.wr_id = wr->wr_id;
     r.num_sge = wr->num_sge;

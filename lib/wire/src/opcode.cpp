@@ -96,6 +96,33 @@ constexpr auto build_index() {
 }
 constexpr auto kIndex = build_index();
 
+// Rows by (transport, operation, position, immediate, invalidate): an encoder
+// asks for every packet it builds. The first matching row of the table wins,
+// as a scan of it would find.
+constexpr std::size_t kTransports = static_cast<std::size_t>(Transport::Unknown) + 1;
+constexpr std::size_t kOperations = static_cast<std::size_t>(Operation::Cnp) + 1;
+constexpr std::size_t kPositions = static_cast<std::size_t>(Position::Only) + 1;
+constexpr std::size_t kCombinations = kTransports * kOperations * kPositions * 4;
+constexpr std::size_t combination(Transport t, Operation op, Position pos, bool immediate,
+                                  bool invalidate) {
+  return ((static_cast<std::size_t>(t) * kOperations + static_cast<std::size_t>(op)) * kPositions +
+          static_cast<std::size_t>(pos)) *
+             4 +
+         (immediate ? 1 : 0) + (invalidate ? 2 : 0);
+}
+constexpr auto build_combination_index() {
+  std::array<std::int16_t, kCombinations> idx{};
+  for (auto& i : idx) i = -1;
+  for (std::size_t i = 0; i < kTable.size(); ++i) {
+    const OpcodeInfo& row = kTable[i];
+    auto& slot = idx[combination(row.transport, row.operation, row.position, row.has_immediate,
+                                 row.has_invalidate)];
+    if (slot < 0) slot = static_cast<std::int16_t>(i);
+  }
+  return idx;
+}
+constexpr auto kCombinationIndex = build_combination_index();
+
 }  // namespace
 
 std::string_view ext_name(Ext e) noexcept {
@@ -123,11 +150,10 @@ const OpcodeInfo* find_opcode(std::uint8_t value) noexcept {
 
 const OpcodeInfo* find_opcode(Transport t, Operation op, Position pos, bool immediate,
                               bool invalidate) noexcept {
-  for (const auto& row : kTable)
-    if (row.transport == t && row.operation == op && row.position == pos &&
-        row.has_immediate == immediate && row.has_invalidate == invalidate)
-      return &row;
-  return nullptr;
+  const std::size_t c = combination(t, op, pos, immediate, invalidate);
+  if (c >= kCombinations) return nullptr;  // an enum value outside its range
+  const auto i = kCombinationIndex[c];
+  return i < 0 ? nullptr : &kTable[static_cast<std::size_t>(i)];
 }
 
 std::string_view transport_name(Transport t) noexcept {
