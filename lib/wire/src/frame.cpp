@@ -318,62 +318,9 @@ std::size_t network_header_size(const FrameSpec& s) noexcept {
 }
 
 // encode_frame() checks the frame's size once and then stores every field
-// straight into the buffer: a simulator builds millions of frames, and a
-// bounds check per field cost more than the fields. The layout is that of
-// encode_grh(), encode_ib() and its extension headers, byte for byte.
-std::uint8_t* put8(std::uint8_t* p, std::uint32_t v) noexcept {
-  *p = static_cast<std::uint8_t>(v);
-  return p + 1;
-}
-std::uint8_t* put16(std::uint8_t* p, std::uint32_t v) noexcept {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
-  return p + 2;
-}
-std::uint8_t* put24(std::uint8_t* p, std::uint32_t v) noexcept {
-  p[0] = static_cast<std::uint8_t>(v >> 16);
-  return put16(p + 1, v);
-}
-std::uint8_t* put32(std::uint8_t* p, std::uint32_t v) noexcept {
-  return put16(put16(p, v >> 16), v);
-}
-std::uint8_t* put64(std::uint8_t* p, std::uint64_t v) noexcept {
-  return put32(put32(p, static_cast<std::uint32_t>(v >> 32)), static_cast<std::uint32_t>(v));
-}
-std::uint8_t* put_bytes(std::uint8_t* p, const std::uint8_t* src, std::size_t n) noexcept {
-  if (n != 0) std::memcpy(p, src, n);
-  return p + n;
-}
-
-std::uint8_t* put_ext(std::uint8_t* p, Ext e, const IbPacket& pk) noexcept {
-  switch (e) {
-    case Ext::RETH: {
-      const Reth h = pk.reth.value_or(Reth{});
-      return put32(put32(put64(p, h.va), h.rkey), h.dma_len);
-    }
-    case Ext::AETH: {
-      const Aeth h = pk.aeth.value_or(Aeth{});
-      return put24(put8(p, h.syndrome), h.msn & 0xFFFFFF);
-    }
-    case Ext::AtomicETH: {
-      const AtomicEth h = pk.atomic_eth.value_or(AtomicEth{});
-      return put64(put64(put32(put64(p, h.va), h.rkey), h.swap_add), h.compare);
-    }
-    case Ext::AtomicAckETH: return put64(p, pk.atomic_ack_eth.value_or(AtomicAckEth{}).orig);
-    case Ext::ImmDt: return put32(p, pk.immdt.value_or(0));
-    case Ext::IETH: return put32(p, pk.ieth.value_or(0));
-    case Ext::DETH: {
-      const Deth h = pk.deth.value_or(Deth{});
-      return put24(put8(put32(p, h.qkey), h.resv), h.src_qp & 0xFFFFFF);
-    }
-    case Ext::CnpPad: {
-      const std::size_t n = ext_size(e);
-      std::memset(p, 0, n);
-      return p + n;
-    }
-  }
-  return p;
-}
+// straight into the buffer (the put* functions of bytes.hpp and the *_at
+// encoders of headers.hpp): a simulator builds millions of frames, and a
+// bounds check per field cost more than the fields.
 
 // ipv4_checksum() of a 20-byte header, with the loop unrolled.
 std::uint16_t ipv4_header_checksum(const std::uint8_t* h) noexcept {
@@ -396,26 +343,25 @@ std::size_t encode_frame(const FrameSpec& s, std::span<std::uint8_t> out) noexce
   const OpcodeInfo* info = find_opcode(pk.bth.opcode);
   if (info == nullptr || s.version == RoceVersion::None) return 0;
   const std::size_t payload = pk.payload.size();
-  const std::uint8_t pad = pad_for(payload);
   // As ib_encoded_size() and frame_size() count them.
-  const std::size_t ib = kBthSize + info->ext_bytes() + payload + pad + kIcrcSize;
+  const std::size_t ib = kBthSize + info->ext_bytes() + payload + pad_for(payload) + kIcrcSize;
   const std::size_t total = 14 + (s.vlan_tci ? 4 : 0) + network_header_size(s) + ib;
   if (out.size() < total) return 0;
   std::uint8_t* const frame = out.data();
-  std::uint8_t* p = put_bytes(frame, s.dst_mac.data(), s.dst_mac.size());
-  p = put_bytes(p, s.src_mac.data(), s.src_mac.size());
+  std::uint8_t* p = put_bytes(frame, s.dst_mac);
+  p = put_bytes(p, s.src_mac);
   if (s.vlan_tci) p = put16(put16(p, kEthVlan), *s.vlan_tci);
   const std::size_t net_at = static_cast<std::size_t>(p - frame) + 2;
   if (s.version == RoceVersion::V1) {
     p = put16(p, kRoceV1Ethertype);
-    // encode_grh() of a GRH with these fields (ip_version 6, next header 0x1B).
-    const Grh g;
-    p = put32(p, (std::uint32_t{g.ip_version} << 28) | (std::uint32_t{s.traffic_class} << 20) |
-                     (s.flow_label & 0xFFFFF));
-    p = put16(p, static_cast<std::uint16_t>(ib));
-    p = put8(put8(p, g.next_header), s.hop_limit);
-    p = put_bytes(p, s.src_ip.bytes.data(), s.src_ip.bytes.size());
-    p = put_bytes(p, s.dst_ip.bytes.data(), s.dst_ip.bytes.size());
+    Grh g;
+    g.traffic_class = s.traffic_class;
+    g.flow_label = s.flow_label;
+    g.payload_length = static_cast<std::uint16_t>(ib);
+    g.hop_limit = s.hop_limit;
+    g.sgid = s.src_ip.bytes;
+    g.dgid = s.dst_ip.bytes;
+    p = encode_grh_at(g, p);
   } else if (s.dst_ip.v4) {
     p = put16(p, kEthIpv4);
     std::uint8_t* const ip = p;
@@ -424,35 +370,24 @@ std::size_t encode_frame(const FrameSpec& s, std::span<std::uint8_t> out) noexce
     p = put16(put16(p, s.ip_id), 0x4000);  // don't fragment
     p = put8(put8(p, s.hop_limit), 17);
     p = put16(p, 0);  // checksum, filled in below
-    p = put_bytes(p, s.src_ip.bytes.data() + 12, 4);
-    p = put_bytes(p, s.dst_ip.bytes.data() + 12, 4);
+    p = put_bytes(p, Bytes(s.src_ip.bytes).subspan(12, 4));
+    p = put_bytes(p, Bytes(s.dst_ip.bytes).subspan(12, 4));
     put16(ip + 10, ipv4_header_checksum(ip));
   } else {
     p = put16(p, kEthIpv6);
     p = put32(p, (6u << 28) | (std::uint32_t{s.traffic_class} << 20) | (s.flow_label & 0xFFFFF));
     p = put16(p, static_cast<std::uint16_t>(8 + ib));
     p = put8(put8(p, 17), s.hop_limit);
-    p = put_bytes(p, s.src_ip.bytes.data(), s.src_ip.bytes.size());
-    p = put_bytes(p, s.dst_ip.bytes.data(), s.dst_ip.bytes.size());
+    p = put_bytes(p, s.src_ip.bytes);
+    p = put_bytes(p, s.dst_ip.bytes);
   }
   if (s.version == RoceVersion::V2) {
     p = put16(put16(p, s.udp_src_port), kRoceV2Port);
     p = put16(put16(p, static_cast<std::uint16_t>(8 + ib)), 0);
   }
   const std::size_t bth_at = static_cast<std::size_t>(p - frame);
-  // encode_bth() with the pad count of this payload.
-  const Bth& b = pk.bth;
-  p = put8(p, b.opcode);
-  p = put8(p, (b.solicited ? 0x80u : 0u) | (b.migreq ? 0x40u : 0u) | ((pad & 0x3u) << 4) |
-                  (b.tver & 0x0Fu));
-  p = put16(p, b.pkey);
-  p = put8(p, (b.fecn ? 0x80u : 0u) | (b.becn ? 0x40u : 0u) | (b.resv6 & 0x3Fu));
-  p = put24(p, b.dest_qp & 0xFFFFFF);
-  p = put8(p, (b.ack_req ? 0x80u : 0u) | (b.resv7 & 0x7Fu));
-  p = put24(p, b.psn & 0xFFFFFF);
-  for (Ext e : info->exts()) p = put_ext(p, e, pk);
-  p = put_bytes(p, pk.payload.data(), payload);
-  std::memset(p, 0, pad + kIcrcSize);  // the ICRC stays zero unless computed below
+  // The ICRC stays zero unless computed below.
+  if (encode_ib_at(pk, p) != frame + total) return 0;
   if (!s.compute_icrc) return total;
   const auto crc = icrc_of(Bytes(frame, total), s.version, net_at, bth_at, total - kIcrcSize);
   if (!crc) return 0;

@@ -1,6 +1,7 @@
 #include "rdmalab/wire/headers.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace rdmalab::wire {
 
@@ -64,15 +65,23 @@ bool decode_bth(Reader& r, Bth& b) noexcept {
   return true;
 }
 
+namespace {
+
+std::uint8_t* encode_bth_at(const Bth& b, std::uint8_t* p) noexcept {
+  p = put8(p, b.opcode);
+  p = put8(p, (b.solicited ? 0x80u : 0u) | (b.migreq ? 0x40u : 0u) | ((b.pad_count & 0x3u) << 4) |
+                  (b.tver & 0x0Fu));
+  p = put16(p, b.pkey);
+  p = put8(p, (b.fecn ? 0x80u : 0u) | (b.becn ? 0x40u : 0u) | (b.resv6 & 0x3Fu));
+  p = put24(p, b.dest_qp & 0xFFFFFF);
+  p = put8(p, (b.ack_req ? 0x80u : 0u) | (b.resv7 & 0x7Fu));
+  return put24(p, b.psn & 0xFFFFFF);
+}
+
+}  // namespace
+
 void encode_bth(const Bth& b, Writer& w) noexcept {
-  w.u8(b.opcode);
-  w.u8(static_cast<std::uint8_t>((b.solicited ? 0x80 : 0) | (b.migreq ? 0x40 : 0) |
-                                 ((b.pad_count & 0x3) << 4) | (b.tver & 0x0F)));
-  w.u16(b.pkey);
-  w.u8(static_cast<std::uint8_t>((b.fecn ? 0x80 : 0) | (b.becn ? 0x40 : 0) | (b.resv6 & 0x3F)));
-  w.u24(b.dest_qp & 0xFFFFFF);
-  w.u8(static_cast<std::uint8_t>((b.ack_req ? 0x80 : 0) | (b.resv7 & 0x7F)));
-  w.u24(b.psn & 0xFFFFFF);
+  if (std::uint8_t* at = w.take(kBthSize)) encode_bth_at(b, at);
 }
 
 bool decode_grh(Reader& r, Grh& g) noexcept {
@@ -90,14 +99,17 @@ bool decode_grh(Reader& r, Grh& g) noexcept {
   return true;
 }
 
+std::uint8_t* encode_grh_at(const Grh& g, std::uint8_t* p) noexcept {
+  p = put32(p, (std::uint32_t{g.ip_version} << 28) | (std::uint32_t{g.traffic_class} << 20) |
+                   (g.flow_label & 0xFFFFF));
+  p = put16(p, g.payload_length);
+  p = put8(put8(p, g.next_header), g.hop_limit);
+  p = put_bytes(p, g.sgid);
+  return put_bytes(p, g.dgid);
+}
+
 void encode_grh(const Grh& g, Writer& w) noexcept {
-  w.u32((std::uint32_t{g.ip_version} << 28) | (std::uint32_t{g.traffic_class} << 20) |
-        (g.flow_label & 0xFFFFF));
-  w.u16(g.payload_length);
-  w.u8(g.next_header);
-  w.u8(g.hop_limit);
-  w.bytes(g.sgid);
-  w.bytes(g.dgid);
+  if (std::uint8_t* at = w.take(kGrhSize)) encode_grh_at(g, at);
 }
 
 namespace {
@@ -160,41 +172,34 @@ bool decode_ext(Ext e, Reader& r, IbPacket& p) noexcept {
   return true;
 }
 
-void encode_ext(Ext e, const IbPacket& p, Writer& w) noexcept {
+std::uint8_t* encode_ext_at(Ext e, const IbPacket& pk, std::uint8_t* p) noexcept {
   switch (e) {
     case Ext::RETH: {
-      const Reth h = p.reth.value_or(Reth{});
-      w.u64(h.va);
-      w.u32(h.rkey);
-      w.u32(h.dma_len);
-      break;
+      const Reth h = pk.reth.value_or(Reth{});
+      return put32(put32(put64(p, h.va), h.rkey), h.dma_len);
     }
     case Ext::AETH: {
-      const Aeth h = p.aeth.value_or(Aeth{});
-      w.u8(h.syndrome);
-      w.u24(h.msn & 0xFFFFFF);
-      break;
+      const Aeth h = pk.aeth.value_or(Aeth{});
+      return put24(put8(p, h.syndrome), h.msn & 0xFFFFFF);
     }
     case Ext::AtomicETH: {
-      const AtomicEth h = p.atomic_eth.value_or(AtomicEth{});
-      w.u64(h.va);
-      w.u32(h.rkey);
-      w.u64(h.swap_add);
-      w.u64(h.compare);
-      break;
+      const AtomicEth h = pk.atomic_eth.value_or(AtomicEth{});
+      return put64(put64(put32(put64(p, h.va), h.rkey), h.swap_add), h.compare);
     }
-    case Ext::AtomicAckETH: w.u64(p.atomic_ack_eth.value_or(AtomicAckEth{}).orig); break;
-    case Ext::ImmDt: w.u32(p.immdt.value_or(0)); break;
-    case Ext::IETH: w.u32(p.ieth.value_or(0)); break;
+    case Ext::AtomicAckETH: return put64(p, pk.atomic_ack_eth.value_or(AtomicAckEth{}).orig);
+    case Ext::ImmDt: return put32(p, pk.immdt.value_or(0));
+    case Ext::IETH: return put32(p, pk.ieth.value_or(0));
     case Ext::DETH: {
-      const Deth h = p.deth.value_or(Deth{});
-      w.u32(h.qkey);
-      w.u8(h.resv);
-      w.u24(h.src_qp & 0xFFFFFF);
-      break;
+      const Deth h = pk.deth.value_or(Deth{});
+      return put24(put8(put32(p, h.qkey), h.resv), h.src_qp & 0xFFFFFF);
     }
-    case Ext::CnpPad: w.zeros(ext_size(e)); break;
+    case Ext::CnpPad: {
+      const std::size_t n = ext_size(e);
+      std::memset(p, 0, n);
+      return p + n;
+    }
   }
+  return p;
 }
 
 }  // namespace
@@ -251,17 +256,25 @@ std::size_t ib_encoded_size(const IbPacket& p) noexcept {
   return kBthSize + info->ext_bytes() + p.payload.size() + pad_for(p.payload.size()) + kIcrcSize;
 }
 
-bool encode_ib(const IbPacket& p, Writer& w) noexcept {
+std::uint8_t* encode_ib_at(const IbPacket& p, std::uint8_t* out) noexcept {
   const OpcodeInfo* info = find_opcode(p.bth.opcode);
-  if (info == nullptr) return false;
+  if (info == nullptr) return nullptr;
   Bth bth = p.bth;
   bth.pad_count = pad_for(p.payload.size());
-  encode_bth(bth, w);
-  for (Ext e : info->exts()) encode_ext(e, p, w);
-  w.bytes(p.payload);
-  w.zeros(bth.pad_count);
-  w.zeros(kIcrcSize);  // filled in by the frame encoder once the whole frame exists
-  return !w.overflow();
+  std::uint8_t* at = encode_bth_at(bth, out);
+  for (Ext e : info->exts()) at = encode_ext_at(e, p, at);
+  at = put_bytes(at, p.payload);
+  // Pad, and the ICRC's place, filled in by the frame encoder once the
+  // whole frame exists.
+  std::memset(at, 0, bth.pad_count + kIcrcSize);
+  return at + bth.pad_count + kIcrcSize;
+}
+
+bool encode_ib(const IbPacket& p, Writer& w) noexcept {
+  const std::size_t n = ib_encoded_size(p);
+  if (n == 0) return false;
+  std::uint8_t* at = w.take(n);
+  return at != nullptr && encode_ib_at(p, at) != nullptr;
 }
 
 }  // namespace rdmalab::wire

@@ -86,6 +86,32 @@ class Reader {
   std::size_t pos_;
 };
 
+/// Big-endian stores at `p`, each returning one past what it wrote: for
+/// encoders that check the size of what they write once, up front.
+inline std::uint8_t* put8(std::uint8_t* p, std::uint32_t v) noexcept {
+  *p = static_cast<std::uint8_t>(v);
+  return p + 1;
+}
+inline std::uint8_t* put16(std::uint8_t* p, std::uint32_t v) noexcept {
+  p[0] = static_cast<std::uint8_t>(v >> 8);
+  p[1] = static_cast<std::uint8_t>(v);
+  return p + 2;
+}
+inline std::uint8_t* put24(std::uint8_t* p, std::uint32_t v) noexcept {
+  p[0] = static_cast<std::uint8_t>(v >> 16);
+  return put16(p + 1, v);
+}
+inline std::uint8_t* put32(std::uint8_t* p, std::uint32_t v) noexcept {
+  return put16(put16(p, v >> 16), v);
+}
+inline std::uint8_t* put64(std::uint8_t* p, std::uint64_t v) noexcept {
+  return put32(put32(p, static_cast<std::uint32_t>(v >> 32)), static_cast<std::uint32_t>(v));
+}
+inline std::uint8_t* put_bytes(std::uint8_t* p, Bytes b) noexcept {
+  if (!b.empty()) std::memcpy(p, b.data(), b.size());
+  return p + b.size();
+}
+
 /// Sequential big-endian writer into a caller-provided buffer. Writing past
 /// the end sets a sticky overflow flag and writes nothing more.
 class Writer {
@@ -121,6 +147,14 @@ class Writer {
   constexpr void zeros(std::size_t n) noexcept {
     if (!reserve(n)) return;
     for (std::size_t i = 0; i < n; ++i) out_[pos_++] = 0;
+  }
+  /// The next n bytes, for the caller to fill (with the put* functions), or
+  /// nullptr when they do not fit.
+  [[nodiscard]] std::uint8_t* take(std::size_t n) noexcept {
+    if (!reserve(n)) return nullptr;
+    std::uint8_t* at = out_.data() + pos_;
+    pos_ += n;
+    return at;
   }
   /// Overwrite a 16-bit field already written (lengths, checksums).
   constexpr void patch16(std::size_t at, std::uint16_t v) noexcept {

@@ -208,6 +208,11 @@ struct DecodeError {
 /// written as zeros). Returns false on overflow or unknown opcode.
 bool encode_ib(const IbPacket& p, Writer& w) noexcept;
 
+/// encode_ib() at `out`, which must hold ib_encoded_size(p) bytes: returns
+/// one past the last byte written, or nullptr for an unknown opcode. For
+/// encoders that check the whole frame's size once (encode_frame).
+std::uint8_t* encode_ib_at(const IbPacket& p, std::uint8_t* out) noexcept;
+
 /// Bytes encode_ib writes for this packet (including pad and ICRC), or 0 for
 /// an unknown opcode.
 [[nodiscard]] std::size_t ib_encoded_size(const IbPacket& p) noexcept;
@@ -221,5 +226,7 @@ bool decode_bth(Reader& r, Bth& out) noexcept;
 void encode_bth(const Bth& b, Writer& w) noexcept;
 bool decode_grh(Reader& r, Grh& out) noexcept;
 void encode_grh(const Grh& g, Writer& w) noexcept;
+/// encode_grh() at `out`, which must hold kGrhSize bytes; returns out + kGrhSize.
+std::uint8_t* encode_grh_at(const Grh& g, std::uint8_t* out) noexcept;
 
 }  // namespace rdmalab::wire
