@@ -56,13 +56,24 @@ RDMALAB_CLMUL inline void lanes_fold(Lanes& l, const std::uint8_t* p, std::size_
   }
 }
 
-/// Folds the n bytes at p (a multiple of 16) into the lanes, then to one
-/// lane, then reduces it: the CRC register after all of them.
-RDMALAB_CLMUL inline std::uint32_t lanes_finish(Lanes l, const std::uint8_t* p, std::size_t n) {
+/// The CRC register for the last 128 bits read, everything before them
+/// folded in: 128 -> 64 -> 32 bits, then Barrett reduction modulo P.
+RDMALAB_CLMUL inline std::uint32_t reduce128(__m128i x) {
   const __m128i k3k4 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
   const __m128i k5 = _mm_set_epi64x(0, 0x163cd6124LL);
   const __m128i poly = _mm_set_epi64x(0x1f7011641LL, 0x1db710641LL);  // mu, P'
   const __m128i mask32 = _mm_set_epi32(0, 0, 0, -1);
+  x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k3k4, 0x10));
+  x = _mm_xor_si128(_mm_srli_si128(x, 4), _mm_clmulepi64_si128(_mm_and_si128(x, mask32), k5, 0x00));
+  __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x, mask32), poly, 0x10);
+  t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
+  return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(x, t), 1));
+}
+
+/// Folds the n bytes at p (a multiple of 16) into the lanes, then to one
+/// lane, then reduces it: the CRC register after all of them.
+RDMALAB_CLMUL inline std::uint32_t lanes_finish(Lanes l, const std::uint8_t* p, std::size_t n) {
+  const __m128i k3k4 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
   lanes_fold(l, p, n & ~std::size_t{63});
   p += n & ~std::size_t{63};
   n &= 63;
@@ -70,12 +81,7 @@ RDMALAB_CLMUL inline std::uint32_t lanes_finish(Lanes l, const std::uint8_t* p, 
   x = fold128(x, k3k4, l.x3);
   x = fold128(x, k3k4, l.x4);
   for (; n >= 16; p += 16, n -= 16) x = fold128(x, k3k4, load128(p));
-  // 128 -> 64 -> 32 bits, then Barrett reduction modulo P.
-  x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k3k4, 0x10));
-  x = _mm_xor_si128(_mm_srli_si128(x, 4), _mm_clmulepi64_si128(_mm_and_si128(x, mask32), k5, 0x00));
-  __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x, mask32), poly, 0x10);
-  t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32), poly, 0x00);
-  return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(x, t), 1));
+  return reduce128(x);
 }
 
 // The same folding four times wider with VPCLMULQDQ on 512-bit registers
@@ -141,6 +147,45 @@ RDMALAB_VCLMUL std::uint32_t vlanes_continue(Lanes l, const std::uint8_t* p, std
 /// n is a multiple of 16 and at least 64.
 RDMALAB_CLMUL std::uint32_t crc32_clmul(std::uint32_t raw, const std::uint8_t* p, std::size_t n) {
   return lanes_finish(lanes_start(raw, p), p + 64, n - 64);
+}
+
+/// x^n mod P in the form the folding constants above take: bit-reflected
+/// (in that form multiplying by x is a shift right) and shifted left by one.
+constexpr std::uint64_t fold_constant(unsigned n) {
+  std::uint32_t v = 0x80000000u;  // x^0
+  for (unsigned i = 0; i < n; ++i) v = (v & 1) ? (v >> 1) ^ 0xEDB88320u : v >> 1;
+  return std::uint64_t{v} << 1;
+}
+static_assert(fold_constant(4 * 128 + 32) == 0x154442bd4 &&
+              fold_constant(4 * 128 - 32) == 0x1c6e41596);
+static_assert(fold_constant(128 + 32) == 0x1751997d0 && fold_constant(128 - 32) == 0x0ccaa009e);
+
+/// A message of up to this many 16-byte blocks takes the short path.
+constexpr std::size_t kShortBlocks = 16;
+
+/// kFoldBy[k]: the constants (low, high 64 bits) that carry 128 bits k
+/// blocks of 128 bits on, as k1/k2 do for 4 and k3/k4 for 1.
+constexpr auto kFoldBy = [] {
+  std::array<std::array<std::uint64_t, 2>, kShortBlocks> t{};
+  for (unsigned k = 1; k < kShortBlocks; ++k)
+    t[k] = {fold_constant(128 * k + 32), fold_constant(128 * k - 32)};
+  return t;
+}();
+
+/// The CRC register over m blocks of 16 bytes at p (1 <= m <= kShortBlocks),
+/// starting from a zero register. Each block is carried to the last one by
+/// its own constant, so the multiplications do not wait on one another: for a
+/// packet of a hundred bytes the chain of folds would cost more than the
+/// bytes.
+RDMALAB_CLMUL std::uint32_t crc32_clmul_short(const std::uint8_t* p, std::size_t m) {
+  __m128i acc = load128(p + 16 * (m - 1));
+  for (std::size_t i = 0; i + 1 < m; ++i) {
+    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFoldBy[m - 1 - i].data()));
+    const __m128i x = load128(p + 16 * i);
+    acc = _mm_xor_si128(
+        acc, _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)));
+  }
+  return reduce128(acc);
 }
 
 /// Slicing-by-8 tables for the short pieces (masked headers, tails), where
@@ -242,62 +287,113 @@ constexpr std::uint32_t kAfterLrhStandIn = [] {
   return ~c;
 }();
 
-}  // namespace
+/// The most header bytes (IP header or GRH, UDP, BTH) an ICRC is computed over.
+constexpr std::size_t kMaxMasked = 256;
 
-std::optional<std::uint32_t> icrc_of(Bytes frame, RoceVersion version, std::size_t net_offset,
-                                     std::size_t bth_offset, std::size_t icrc_offset) noexcept {
-  constexpr std::size_t kMaxMasked = 256;
-  if (version == RoceVersion::None || net_offset >= bth_offset ||
-      bth_offset + kBthSize > icrc_offset || icrc_offset > frame.size() ||
-      bth_offset + kBthSize - net_offset > kMaxMasked)
-    return std::nullopt;
+/// Whether the header at the start of the ICRC's part is the GRH or an IPv6
+/// header (true), an IPv4 header (false), or neither (nullopt).
+std::optional<bool> grh_like(RoceVersion version, std::uint8_t first) noexcept {
+  if (version == RoceVersion::V1 || first >> 4 == 6) return true;
+  if (first >> 4 == 4) return false;
+  return std::nullopt;
+}
 
-  // The headers that carry variant fields, copied so the fields can be
-  // masked, followed by as many of the next bytes as make the copy a
-  // multiple of 64 bytes: the CRC then runs over the copy and the rest of
-  // the packet in one pass. Only the bytes copied are read.
-  std::array<std::uint8_t, kMaxMasked + 64> head;
-  const std::size_t head_len = bth_offset + kBthSize - net_offset;
-  const Bytes rest = frame.subspan(bth_offset + kBthSize, icrc_offset - bth_offset - kBthSize);
-  const std::size_t fill = std::min((64 - head_len % 64) % 64, rest.size());
-  std::memcpy(head.data(), frame.data() + net_offset, head_len + fill);
-  const std::size_t bth = bth_offset - net_offset;
-  const unsigned ip_version = head[0] >> 4;
-  if (version == RoceVersion::V1 || ip_version == 6) {
+/// Replaces with ones the fields a router may change, in a copy of the
+/// headers from the IP header (RoCEv1: the GRH) to the BTH, which starts at
+/// `bth` in it.
+void mask_variant_fields(std::uint8_t* head, RoceVersion version, bool grh,
+                         std::size_t bth) noexcept {
+  if (grh) {
     // IPv6 header or GRH: traffic class and flow label (bits 27:0 of the
     // first word) and hop limit.
     head[0] |= 0x0F;
     head[1] = head[2] = head[3] = 0xFF;
     head[7] = 0xFF;
-  } else if (ip_version == 4) {
+  } else {
     head[1] = 0xFF;              // TOS (DSCP + ECN)
     head[8] = 0xFF;              // TTL
     head[10] = head[11] = 0xFF;  // header checksum
-  } else {
-    return std::nullopt;
   }
   if (version == RoceVersion::V2) {
     // UDP checksum: the last two bytes before the BTH.
     head[bth - 2] = head[bth - 1] = 0xFF;
   }
   head[bth + 4] = 0xFF;  // BTH FECN, BECN and reserved bits
+}
 
+#if defined(__x86_64__)
+/// The ICRC by carry-less multiplication. The bytes it covers are laid out
+/// in whole 16-byte blocks: zeros first, then the LRH stand-in written as
+/// 00 00 00 00 FF FF FF FF (zlib's all-ones start added to the first four
+/// bytes, so the register starts at zero, which zeros before it leave as
+/// it is), then the masked headers. A short packet is copied whole and
+/// folded block by block; a longer one has its headers and the bytes up to
+/// the next 64-byte boundary copied, and the rest, whole 16-byte blocks
+/// then, read where it lies.
+std::uint32_t icrc_clmul(const std::uint8_t* net, std::size_t head_len, std::size_t bth, Bytes rest,
+                         RoceVersion version, bool grh) noexcept {
+  const std::size_t covered = 8 + head_len + rest.size();
+  const std::size_t pad = (16 - covered % 16) % 16;
+  const std::size_t lead = pad + 8;  // the zeros and the stand-in
+  const auto start = [&](std::uint8_t* buf, std::size_t copy) {
+    std::memset(buf, 0, lead - 4);
+    std::memset(buf + lead - 4, 0xFF, 4);
+    std::memcpy(buf + lead, net, copy);
+    mask_variant_fields(buf + lead, version, grh, bth);
+  };
+  if (pad + covered <= kShortBlocks * 16) {
+    alignas(16) std::array<std::uint8_t, kShortBlocks * 16> buf;
+    start(buf.data(), head_len + rest.size());
+    return ~crc32_clmul_short(buf.data(), (pad + covered) / 16);
+  }
+  alignas(64) std::array<std::uint8_t, 16 + 8 + kMaxMasked + 64> buf;
+  const std::size_t fill = std::min((64 - (lead + head_len) % 64) % 64, rest.size());
+  start(buf.data(), head_len + fill);
+  // A multiple of 64 bytes, or everything (a multiple of 16, at least 256).
+  const Bytes copy(buf.data(), lead + head_len + fill);
+  if (fill == rest.size()) return ~crc32_clmul(0, copy.data(), copy.size());
+  return ~crc32_clmul_pair(0, copy, rest.subspan(fill));
+}
+#endif
+
+}  // namespace
+
+namespace {
+
+/// The ICRC of a packet whose offsets icrc_into has checked.
+std::uint32_t icrc_value(const std::uint8_t* net, std::size_t head_len, std::size_t bth, Bytes rest,
+                         RoceVersion version, bool grh) noexcept {
+#if defined(__x86_64__)
+  if (kClmul != Clmul::None) return icrc_clmul(net, head_len, bth, rest, version, grh);
+#endif
+  // The headers that carry variant fields, copied so the fields can be
+  // masked, followed by as many of the next bytes as make the copy a
+  // multiple of 64 bytes: the CRC then runs over the copy and the rest of
+  // the packet in one pass. Only the bytes copied are read.
+  std::array<std::uint8_t, kMaxMasked + 64> head;
+  const std::size_t fill = std::min((64 - head_len % 64) % 64, rest.size());
+  std::memcpy(head.data(), net, head_len + fill);
+  mask_variant_fields(head.data(), version, grh, bth);
   const Bytes copy(head.data(), head_len + fill);
   if (copy.size() % 64 != 0) return crc32(kAfterLrhStandIn, copy);  // the copy is everything
   return crc32_pair(kAfterLrhStandIn, copy, rest.subspan(fill));
 }
 
-std::optional<std::uint32_t> compute_icrc(const Frame& f, Bytes captured) noexcept {
-  if (!f.is_roce() || !f.ib || f.ib_end > captured.size() || f.ib_end < kIcrcSize)
-    return std::nullopt;
-  return icrc_of(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize);
-}
+}  // namespace
 
-std::optional<IcrcCheck> check_icrc(const Frame& f, Bytes captured) noexcept {
-  if (!f.ib || !f.ib->icrc) return std::nullopt;
-  const auto expected = compute_icrc(f, captured);
-  if (!expected) return std::nullopt;
-  return IcrcCheck{*expected, *f.ib->icrc};
+bool detail::icrc_into(Bytes frame, RoceVersion version, std::size_t net_offset,
+                       std::size_t bth_offset, std::size_t icrc_offset,
+                       std::uint32_t& icrc) noexcept {
+  if (version == RoceVersion::None || net_offset >= bth_offset ||
+      bth_offset + kBthSize > icrc_offset || icrc_offset > frame.size() ||
+      bth_offset + kBthSize - net_offset > kMaxMasked)
+    return false;
+  const auto grh = grh_like(version, frame[net_offset]);
+  if (!grh) return false;
+  icrc = icrc_value(
+      frame.data() + net_offset, bth_offset + kBthSize - net_offset, bth_offset - net_offset,
+      frame.subspan(bth_offset + kBthSize, icrc_offset - bth_offset - kBthSize), version, *grh);
+  return true;
 }
 
 }  // namespace rdmalab::wire

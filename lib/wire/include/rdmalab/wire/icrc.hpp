@@ -21,19 +21,38 @@ namespace rdmalab::wire {
 /// CRC-32 (IEEE 802.3, as zlib computes it) continuing from `crc`.
 [[nodiscard]] std::uint32_t crc32(std::uint32_t crc, Bytes data) noexcept;
 
+namespace detail {
+/// icrc_of's work: false where icrc_of gives nullopt. (The optionals below
+/// are made inline, in the caller: GCC assembles an optional<uint32_t>
+/// returned from a function in memory and reads it back whole before its
+/// two stores have landed, a stall on every packet.)
+bool icrc_into(Bytes frame, RoceVersion version, std::size_t net_offset, std::size_t bth_offset,
+               std::size_t icrc_offset, std::uint32_t& icrc) noexcept;
+}  // namespace detail
+
 /// The ICRC of the RoCE packet in `frame`: `net_offset` is where the IP
 /// header (RoCEv2) or GRH (RoCEv1) starts, `bth_offset` where the BTH starts
 /// and `icrc_offset` where the ICRC field starts. nullopt when the offsets do
 /// not fit the bytes or the headers before the BTH exceed 256 bytes.
-[[nodiscard]] std::optional<std::uint32_t> icrc_of(Bytes frame, RoceVersion version,
-                                                   std::size_t net_offset, std::size_t bth_offset,
-                                                   std::size_t icrc_offset) noexcept;
+[[nodiscard]] inline std::optional<std::uint32_t> icrc_of(Bytes frame, RoceVersion version,
+                                                          std::size_t net_offset,
+                                                          std::size_t bth_offset,
+                                                          std::size_t icrc_offset) noexcept {
+  std::uint32_t icrc = 0;
+  if (!detail::icrc_into(frame, version, net_offset, bth_offset, icrc_offset, icrc))
+    return std::nullopt;
+  return icrc;
+}
 
 /// Computes the ICRC of a decoded RoCE frame from its captured bytes.
 /// nullopt when the frame is not RoCE or its transport part was not fully
 /// captured (snap length).
-[[nodiscard]] std::optional<std::uint32_t> compute_icrc(const Frame& frame,
-                                                        Bytes captured) noexcept;
+[[nodiscard]] inline std::optional<std::uint32_t> compute_icrc(const Frame& f,
+                                                               Bytes captured) noexcept {
+  if (!f.is_roce() || !f.ib || f.ib_end > captured.size() || f.ib_end < kIcrcSize)
+    return std::nullopt;
+  return icrc_of(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize);
+}
 
 struct IcrcCheck {
   std::uint32_t expected = 0;  // what we compute
@@ -42,6 +61,11 @@ struct IcrcCheck {
 };
 
 /// Computes and compares the ICRC; nullopt when it cannot be checked.
-[[nodiscard]] std::optional<IcrcCheck> check_icrc(const Frame& frame, Bytes captured) noexcept;
+[[nodiscard]] inline std::optional<IcrcCheck> check_icrc(const Frame& f, Bytes captured) noexcept {
+  if (!f.ib || !f.ib->icrc) return std::nullopt;
+  const auto expected = compute_icrc(f, captured);
+  if (!expected) return std::nullopt;
+  return IcrcCheck{*expected, *f.ib->icrc};
+}
 
 }  // namespace rdmalab::wire
