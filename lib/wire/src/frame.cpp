@@ -133,22 +133,25 @@ class FrameDecoder {
     f_.error = DecodeError{kind, layer, offset, needed, have};
   }
 
+  // Each header is decoded in place, into the Frame's own member: built on
+  // the stack field by field and then copied whole, it would be loaded
+  // before its narrow stores could be forwarded, a stall per header.
   void ethernet() {
-    Reader r(bytes_);
-    EthernetHeader e;
-    if (!r.array(e.dst) || !r.array(e.src) || !r.u16(e.ethertype))
-      return fail(ErrorKind::Truncated, Layer::Ethernet, 0, 14);
+    if (bytes_.size() < 14) return fail(ErrorKind::Truncated, Layer::Ethernet, 0, 14);
+    const std::uint8_t* p = bytes_.data();
+    EthernetHeader& e = f_.eth.emplace();
+    std::memcpy(e.dst.data(), p, 6);
+    std::memcpy(e.src.data(), p + 6, 6);
+    e.ethertype = load_be16(p + 12);
+    std::size_t at = 14;
     while ((e.ethertype == kEthVlan || e.ethertype == kEthQinQ || e.ethertype == kEthQinQOld) &&
            e.vlan_count < e.vlan_tci.size()) {
-      const std::size_t at = r.offset();
-      if (!r.u16(e.vlan_tci[e.vlan_count]) || !r.u16(e.ethertype)) {
-        f_.eth = e;
-        return fail(ErrorKind::Truncated, Layer::Vlan, at, 4);
-      }
-      ++e.vlan_count;
+      if (bytes_.size() < at + 4) return fail(ErrorKind::Truncated, Layer::Vlan, at, 4);
+      e.vlan_tci[e.vlan_count++] = load_be16(p + at);
+      e.ethertype = load_be16(p + at + 2);
+      at += 4;
     }
-    f_.eth = e;
-    ethertype(e.ethertype, r.offset());
+    ethertype(e.ethertype, at);
   }
 
   // Linux cooked capture: a pseudo-header ending (SLL) or starting (SLL2)
@@ -184,29 +187,27 @@ class FrameDecoder {
 
   void ipv4(std::size_t at) {
     f_.ip_offset = at;
-    Reader r(bytes_, at);
-    if (!r.has(20)) return fail(ErrorKind::Truncated, Layer::Ipv4, at, 20);
-    Ipv4Header h;
-    std::uint8_t ver_ihl = 0;
-    (void)r.u8(ver_ihl);
-    (void)r.u8(h.tos);
-    (void)r.u16(h.total_length);
-    (void)r.u16(h.id);
-    (void)r.u16(h.flags_fragment);
-    (void)r.u8(h.ttl);
-    (void)r.u8(h.protocol);
-    (void)r.u16(h.checksum);
-    (void)r.array(h.src);
-    (void)r.array(h.dst);
-    h.ihl = ver_ihl & 0x0F;
-    if ((ver_ihl >> 4) != 4) return fail(ErrorKind::BadVersion, Layer::Ipv4, at, 20);
-    const std::size_t hlen = std::size_t{h.ihl} * 4;
-    if (h.ihl < 5 || h.total_length < hlen)
-      return fail(ErrorKind::BadLength, Layer::Ipv4, at, hlen);
-    f_.ipv4 = h;
-    if (!r.skip(hlen - 20)) return fail(ErrorKind::Truncated, Layer::Ipv4, at, hlen);
-    const std::size_t end = at + h.total_length;
-    if (end > original_) return fail(ErrorKind::BadLength, Layer::Ipv4, at, h.total_length);
+    if (bytes_.size() < at + 20) return fail(ErrorKind::Truncated, Layer::Ipv4, at, 20);
+    const std::uint8_t* p = bytes_.data() + at;
+    if ((p[0] >> 4) != 4) return fail(ErrorKind::BadVersion, Layer::Ipv4, at, 20);
+    const std::uint8_t ihl = p[0] & 0x0F;
+    const std::uint16_t total_length = load_be16(p + 2);
+    const std::size_t hlen = std::size_t{ihl} * 4;
+    if (ihl < 5 || total_length < hlen) return fail(ErrorKind::BadLength, Layer::Ipv4, at, hlen);
+    Ipv4Header& h = f_.ipv4.emplace();
+    h.ihl = ihl;
+    h.tos = p[1];
+    h.total_length = total_length;
+    h.id = load_be16(p + 4);
+    h.flags_fragment = load_be16(p + 6);
+    h.ttl = p[8];
+    h.protocol = p[9];
+    h.checksum = load_be16(p + 10);
+    std::memcpy(h.src.data(), p + 12, 4);
+    std::memcpy(h.dst.data(), p + 16, 4);
+    if (bytes_.size() < at + hlen) return fail(ErrorKind::Truncated, Layer::Ipv4, at, hlen);
+    const std::size_t end = at + total_length;
+    if (end > original_) return fail(ErrorKind::BadLength, Layer::Ipv4, at, total_length);
     // A fragment other than the first, or a first fragment: not a whole UDP datagram.
     if ((h.flags_fragment & 0x3FFF) != 0 || h.protocol != 17) return;
     udp(at + hlen, end);
@@ -246,11 +247,13 @@ class FrameDecoder {
   }
 
   void udp(std::size_t at, std::size_t ip_end) {
-    Reader r(bytes_, at);
-    UdpHeader u;
-    if (!r.u16(u.src_port) || !r.u16(u.dst_port) || !r.u16(u.length) || !r.u16(u.checksum))
-      return fail(ErrorKind::Truncated, Layer::Udp, at, 8);
-    f_.udp = u;
+    if (bytes_.size() < at + 8) return fail(ErrorKind::Truncated, Layer::Udp, at, 8);
+    const std::uint8_t* p = bytes_.data() + at;
+    UdpHeader& u = f_.udp.emplace();
+    u.src_port = load_be16(p);
+    u.dst_port = load_be16(p + 2);
+    u.length = load_be16(p + 4);
+    u.checksum = load_be16(p + 6);
     if (u.dst_port != kRoceV2Port) return;  // not RoCEv2 (the source port is entropy)
     f_.roce = RoceVersion::V2;
     if (u.length < 8 || at + u.length > ip_end)
@@ -273,13 +276,33 @@ class FrameDecoder {
   void transport(std::size_t bth_at, std::size_t end) {
     f_.bth_offset = bth_at;
     f_.ib_end = end;
-    auto err = decode_ib(bytes_, bth_at, end, f_.ib.emplace());
+    // The packet of the frame decoded before, when there was one, cleared
+    // member by member: constructing a new one clears its whole size.
+    IbPacket& ib = f_.ib ? *f_.ib : f_.ib.emplace();
+    ib.reth.reset();
+    ib.aeth.reset();
+    ib.atomic_eth.reset();
+    ib.atomic_ack_eth.reset();
+    ib.immdt.reset();
+    ib.ieth.reset();
+    ib.deth.reset();
+    ib.payload = {};
+    ib.payload_length = 0;
+    ib.icrc.reset();
+    ib_decoded_ = true;
+    auto err = decode_ib(bytes_, bth_at, end, ib);
     if (err) f_.error = *err;
   }
 
+ public:
+  /// Whether the frame reached its transport headers (and f_.ib is its).
+  [[nodiscard]] bool ib_decoded() const noexcept { return ib_decoded_; }
+
+ private:
   Bytes bytes_;
   std::size_t original_;
   Frame& f_;
+  bool ib_decoded_ = false;
 };
 
 }  // namespace
@@ -300,12 +323,15 @@ void decode_frame(Bytes captured, LinkType link, std::size_t original_length, Fr
   out.udp.reset();
   out.grh.reset();
   out.roce = RoceVersion::None;
-  out.ib.reset();
   out.ip_offset = 0;
   out.bth_offset = 0;
   out.ib_end = 0;
   out.error.reset();
-  FrameDecoder(captured, original_length, out).run();
+  // out.ib is kept for the decoder to reuse, and emptied when this frame
+  // has no transport packet.
+  FrameDecoder d(captured, original_length, out);
+  d.run();
+  if (!d.ib_decoded()) out.ib.reset();
 }
 
 // ---------------------------------------------------------------- encoding

@@ -63,7 +63,13 @@ class Reader {
   template <std::size_t N>
   constexpr bool array(std::array<std::uint8_t, N>& out) noexcept {
     if (!has(N)) return false;
-    for (std::size_t i = 0; i < N; ++i) out[i] = data_[pos_ + i];
+    // One copy rather than N byte stores: a header read byte by byte and
+    // then copied whole stalls the load on the stores (no forwarding).
+    if (std::is_constant_evaluated()) {
+      for (std::size_t i = 0; i < N; ++i) out[i] = data_[pos_ + i];
+    } else {
+      std::memcpy(out.data(), data_.data() + pos_, N);
+    }
     pos_ += N;
     return true;
   }

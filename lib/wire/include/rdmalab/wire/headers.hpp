@@ -126,7 +126,9 @@ struct Grh {
 };
 
 /// One decoded (or to-be-encoded) IB transport packet: BTH, the extension
-/// headers its opcode calls for, payload and ICRC.
+/// headers its opcode calls for, payload and ICRC. (decode_frame reuses the
+/// packet of an existing Frame, clearing each member but the BTH: a new
+/// member must be cleared there too.)
 struct IbPacket {
   Bth bth;
   std::optional<Reth> reth;
