@@ -225,15 +225,24 @@ void bench_send(bool capture, bool verify) {
 
 }  // namespace
 
-// Usage: bench_sim [write|send] (both by default).
+// Usage: bench_sim [write|send] [capture|nocapture] [checked|unchecked]
+// (every combination by default; the extra words pick one, for a profiler).
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
+  const std::string cap = argc > 2 ? argv[2] : "";
+  const std::string chk = argc > 3 ? argv[3] : "";
+  const auto pick = [&](bool capture, bool verify) {
+    return (cap.empty() || cap == (capture ? "capture" : "nocapture")) &&
+           (chk.empty() || chk == (verify ? "checked" : "unchecked"));
+  };
   if (only.empty() || only == "write")
     for (bool capture : {false, true})
-      for (bool verify : {true, false}) bench_write(capture, verify);
+      for (bool verify : {true, false})
+        if (pick(capture, verify)) bench_write(capture, verify);
   if (only.empty() || only == "send")
     for (bool capture : {false, true})
-      for (bool verify : {true, false}) bench_send(capture, verify);
+      for (bool verify : {true, false})
+        if (pick(capture, verify)) bench_send(capture, verify);
   // Speed must not be bought with memory: the peak of the whole run.
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
