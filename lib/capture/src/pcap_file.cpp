@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
+#include <stdio_ext.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -59,6 +60,10 @@ PcapReader::PcapReader(const std::string& path) : h_(std::make_unique<Handle>())
   (void)::posix_fadvise(fileno(f), 0, 0, POSIX_FADV_SEQUENTIAL);
   h_->buffer = std::make_unique_for_overwrite<char[]>(Handle::kBufferBytes);
   std::setvbuf(f, h_->buffer.get(), _IOFBF, Handle::kBufferBytes);
+  // libpcap reads a record in two freads; in a process with a second thread
+  // each would take the FILE's lock. A reader is used by one thread at a
+  // time (as a pcap_t must be), so stdio need not lock for it.
+  (void)__fsetlocking(f, FSETLOCKING_BYCALLER);
   char err[PCAP_ERRBUF_SIZE] = {};
   h_->p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, err);
   if (h_->p == nullptr) {

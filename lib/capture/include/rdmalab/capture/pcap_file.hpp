@@ -32,6 +32,8 @@ struct Packet {
   std::size_t original_length = 0;  // length on the wire
 };
 
+/// Reads a capture front to back. Used by one thread at a time (it may move
+/// between threads, as rdmapcap's reading thread does; it does no locking).
 class PcapReader {
  public:
   /// Opens a pcap or pcapng file. Throws CaptureError (missing file, not a
