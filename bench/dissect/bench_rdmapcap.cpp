@@ -8,9 +8,11 @@
 //      the same with --no-icrc (the CRC-32 over every byte dominates),
 //   3. `tshark -r FILE -T fields -e infiniband.bth.psn`,
 // and prints the three times, the ratios, the throughput and rdmapcap's peak
-// resident memory.
+// resident memory. Each is run --runs times (3 by default), the four taking
+// turns so that a change in the machine's load falls on all of them; the
+// median of each is printed, with the fastest and slowest run.
 //
-//   bench_rdmapcap [--packets N] [--payload BYTES] [--file PATH]
+//   bench_rdmapcap [--packets N] [--payload BYTES] [--file PATH] [--runs N]
 //                  [--rdmapcap PATH] [--no-tshark] [--keep]
 #include <fcntl.h>
 #include <spawn.h>
@@ -18,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +74,37 @@ Child run(const std::vector<std::string>& args) {
   posix_spawn_file_actions_destroy(&fa);
   return c;
 }
+
+/// Several runs of one command: the medians, the range of the wall times,
+/// the largest peak RSS, and the first exit status that was not 0.
+struct Runs {
+  std::vector<Child> all;
+  [[nodiscard]] Child median() const {
+    Child m;
+    std::vector<double> wall, cpu;
+    for (const Child& c : all) {
+      wall.push_back(c.seconds);
+      cpu.push_back(c.cpu_seconds);
+      m.max_rss_kib = std::max(m.max_rss_kib, c.max_rss_kib);
+      if (m.status <= 0) m.status = c.status;
+    }
+    std::sort(wall.begin(), wall.end());
+    std::sort(cpu.begin(), cpu.end());
+    m.seconds = wall[wall.size() / 2];
+    m.cpu_seconds = cpu[cpu.size() / 2];
+    return m;
+  }
+  [[nodiscard]] double fastest() const {
+    double v = all.front().seconds;
+    for (const Child& c : all) v = std::min(v, c.seconds);
+    return v;
+  }
+  [[nodiscard]] double slowest() const {
+    double v = all.front().seconds;
+    for (const Child& c : all) v = std::max(v, c.seconds);
+    return v;
+  }
+};
 
 std::uint64_t generate(const std::string& path, std::uint64_t packets, std::size_t payload) {
   capture::PcapWriter writer(path, wire::LinkType::Ethernet);
@@ -137,6 +171,7 @@ int main(int argc, char** argv) {
   std::string file = (std::filesystem::temp_directory_path() / "rdmapcap-bench.pcap").string();
   std::string rdmapcap = "rdmapcap";
   bool tshark = true, keep = false;
+  int runs = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -148,14 +183,16 @@ int main(int argc, char** argv) {
       file = next();
     else if (a == "--rdmapcap")
       rdmapcap = next();
+    else if (a == "--runs")
+      runs = std::max(1, std::atoi(next().c_str()));
     else if (a == "--no-tshark")
       tshark = false;
     else if (a == "--keep")
       keep = true;
     else {
       std::fprintf(stderr,
-                   "usage: %s [--packets N] [--payload BYTES] [--file PATH] [--rdmapcap PATH] "
-                   "[--no-tshark] [--keep]\n",
+                   "usage: %s [--packets N] [--payload BYTES] [--file PATH] [--runs N] "
+                   "[--rdmapcap PATH] [--no-tshark] [--keep]\n",
                    argv[0]);
       return 2;
     }
@@ -167,42 +204,62 @@ int main(int argc, char** argv) {
   std::printf("capture: %.3f GB on disk, %.3f GB of frames\n", gb,
               static_cast<double>(bytes) / 1e9);
 
-  // 1. bare libpcap read loop
-  const auto t0 = std::chrono::steady_clock::now();
+  // 1. bare libpcap read loop, 2. rdmapcap summary, 3. tshark: in turns.
+  Runs pcap, rp, rn, ts;
   std::uint64_t n = 0, sum = 0;
-  {
-    capture::PcapReader reader(file);
-    capture::Packet p;
-    while (reader.next(p)) {
-      ++n;
-      sum += p.data.size();
+  for (int r = 0; r < runs; ++r) {
+    std::printf("run %d of %d\n", r + 1, runs);
+    std::fflush(stdout);
+    const auto t0 = std::chrono::steady_clock::now();
+    n = sum = 0;
+    {
+      capture::PcapReader reader(file);
+      capture::Packet p;
+      while (reader.next(p)) {
+        ++n;
+        sum += p.data.size();
+      }
     }
+    Child loop;
+    loop.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    loop.status = 0;
+    pcap.all.push_back(loop);
+    rp.all.push_back(run({rdmapcap, "summary", file}));
+    rn.all.push_back(run({rdmapcap, "summary", "--no-icrc", file}));
+    if (tshark)
+      ts.all.push_back(run({"tshark", "-r", file, "-T", "fields", "-e", "infiniband.bth.psn"}));
   }
-  const double t_pcap =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // 2. rdmapcap summary
-  const Child rp = run({rdmapcap, "summary", file});
-  const Child rn = run({rdmapcap, "summary", "--no-icrc", file});
-  // 3. tshark
-  Child ts;
-  if (tshark) ts = run({"tshark", "-r", file, "-T", "fields", "-e", "infiniband.bth.psn"});
 
-  std::printf("\n%-44s %10s %12s %10s %10s\n", "", "seconds", "GB/s", "CPU s", "peak RSS");
-  std::printf("%-44s %10.3f %12.2f %10s %10s\n", "libpcap read loop (PcapReader)", t_pcap,
-              gb / t_pcap, "-", "-");
-  auto row = [gb](const char* name, const Child& c) {
-    std::printf("%-44s %10.3f %12.2f %10.3f %6.1f MiB  (exit %d)\n", name, c.seconds,
-                gb / c.seconds, c.cpu_seconds, static_cast<double>(c.max_rss_kib) / 1024, c.status);
+  std::printf("\nmedian of %d runs, each:\n", runs);
+  std::printf("%-40s %9s %15s %8s %8s %10s\n", "", "seconds", "(fastest-slowest)", "GB/s", "CPU s",
+              "peak RSS");
+  auto row = [gb](const char* name, const Runs& r, bool child) {
+    const Child c = r.median();
+    std::printf("%-40s %9.3f  (%6.3f-%6.3f) %8.2f", name, c.seconds, r.fastest(), r.slowest(),
+                gb / c.seconds);
+    if (child)
+      std::printf(" %8.3f %6.1f MiB  (exit %d)\n", c.cpu_seconds,
+                  static_cast<double>(c.max_rss_kib) / 1024, c.status);
+    else
+      std::printf(" %8s %10s\n", "-", "-");
   };
-  row("rdmapcap summary", rp);
-  row("rdmapcap summary --no-icrc", rn);
-  if (tshark) row("tshark -T fields -e infiniband.bth.psn", ts);
-  std::printf("\nrdmapcap / libpcap loop: %.2fx the time\n", rp.seconds / t_pcap);
-  if (tshark)
-    std::printf("tshark / rdmapcap: %.1fx faster (%.1fx without ICRC checks)\n",
-                ts.seconds / rp.seconds, ts.seconds / rn.seconds);
+  row("libpcap read loop (PcapReader)", pcap, false);
+  row("rdmapcap summary", rp, true);
+  row("rdmapcap summary --no-icrc", rn, true);
+  if (tshark) row("tshark -T fields -e infiniband.bth.psn", ts, true);
+  const double t_rp = rp.median().seconds;
+  std::printf("\nrdmapcap / libpcap loop: %.2fx the time\n", t_rp / pcap.median().seconds);
+  if (tshark) {
+    const double t_ts = ts.median().seconds;
+    std::printf("tshark / rdmapcap: %.1fx faster (%.1fx without ICRC checks)\n", t_ts / t_rp,
+                t_ts / rn.median().seconds);
+    std::printf("tshark / rdmapcap run by run:");
+    for (std::size_t i = 0; i < rp.all.size(); ++i)
+      std::printf(" %.1fx", ts.all[i].seconds / rp.all[i].seconds);
+    std::printf("\n");
+  }
   std::printf("(%llu packets read, %llu bytes)\n", static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(sum));
   if (!keep) std::filesystem::remove(file);
-  return rp.status == 0 ? 0 : 1;
+  return rp.median().status == 0 ? 0 : 1;
 }
