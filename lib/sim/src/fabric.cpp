@@ -98,9 +98,31 @@ const FabricConfig& Fabric::config() const noexcept {
 
 // --- Engine -----------------------------------------------------------------
 
+// std::push_heap, with the new event's fields stored once, at the place it
+// ends in. push_heap copies the event into the vector and reads it back
+// whole: the read waits until the five narrow stores that made it land,
+// which on every packet costs more than the sift itself. Events leave the
+// heap in (time, seq) order whatever its layout, seq being unique.
+void Engine::push_event(Time t, std::uint64_t s, EventKind kind, std::uint32_t a, std::uint64_t b) {
+  heap.emplace_back();
+  std::size_t i = heap.size() - 1;
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    const Event& p = heap[parent];
+    if (p.time < t || (p.time == t && p.seq < s)) break;
+    heap[i] = p;
+    i = parent;
+  }
+  Event& e = heap[i];
+  e.time = t;
+  e.seq = s;
+  e.kind = kind;
+  e.a = a;
+  e.b = b;
+}
+
 void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) {
-  heap.push_back(Event{t, seq++, kind, a, b});
-  std::push_heap(heap.begin(), heap.end(), later);
+  push_event(t, seq++, kind, a, b);
 }
 
 // Most events are frame arrivals, and on a link without jitter, reordering or
@@ -111,16 +133,14 @@ void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) 
 // exactly (time, seq) order. An arrival due before the FIFO's newest one
 // goes to the heap itself.
 void Engine::schedule_arrival(Link& ln, Time t, std::uint32_t buffer, std::uint64_t meta) {
-  const Event e{t, seq++, EventKind::Arrival, buffer, meta};
+  const std::uint64_t s = seq++;
   if (ln.arrivals.empty()) {
-    ln.arrivals.push_back(e);
-    heap.push_back(Event{t, e.seq, EventKind::LinkHead, ln.index, 0});
-    std::push_heap(heap.begin(), heap.end(), later);
+    ln.arrivals.push_back(Event{t, s, EventKind::Arrival, buffer, meta});
+    push_event(t, s, EventKind::LinkHead, ln.index, 0);
   } else if (ln.arrivals.back().time <= t) {
-    ln.arrivals.push_back(e);
+    ln.arrivals.push_back(Event{t, s, EventKind::Arrival, buffer, meta});
   } else {
-    heap.push_back(e);
-    std::push_heap(heap.begin(), heap.end(), later);
+    push_event(t, s, EventKind::Arrival, buffer, meta);
   }
 }
 
@@ -134,11 +154,8 @@ bool Engine::step() {
     std::deque<Event>& fifo = link_list[index]->arrivals;
     e = fifo.front();
     fifo.pop_front();
-    if (!fifo.empty()) {
-      const Event& next = fifo.front();
-      heap.push_back(Event{next.time, next.seq, EventKind::LinkHead, index, 0});
-      std::push_heap(heap.begin(), heap.end(), later);
-    }
+    if (!fifo.empty())
+      push_event(fifo.front().time, fifo.front().seq, EventKind::LinkHead, index, 0);
   }
   if (!cap_pending.empty()) flush_capture(e.time);
   now = std::max(now, e.time);

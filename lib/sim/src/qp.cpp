@@ -252,7 +252,7 @@ void QpImpl::send_request_packet() {
     fs = &*ud_spec;
   }
   wire::IbPacket& p = fs->packet;
-  p = wire::IbPacket{};
+  p.clear();
   const wire::Transport tr = type == IBV_QPT_RC   ? wire::Transport::RC
                              : type == IBV_QPT_UC ? wire::Transport::UC
                                                   : wire::Transport::UD;
@@ -357,7 +357,7 @@ void QpImpl::send_request_packet() {
 void QpImpl::send_response_item() {
   RespItem& it = resp.front();
   wire::IbPacket& p = spec.packet;
-  p = wire::IbPacket{};
+  p.clear();
   p.bth.dest_qp = attr.dest_qp_num;
   p.bth.psn = it.psn;
   switch (it.kind) {

@@ -562,7 +562,7 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     }
     const std::size_t slot = q.slot_at(q.sq_count);
     SendWqe& w = q.sq[slot];
-    w = SendWqe{};
+    w.clear();
     w.wr_id = wr->wr_id;
     w.opcode = wr->opcode;
     w.flags = wr->send_flags;
