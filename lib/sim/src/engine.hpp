@@ -211,7 +211,9 @@ struct QpImpl {
   std::uint32_t mtu = 1024;
   Device* peer = nullptr;  // RC/UC destination
   Link* link = nullptr;    // RC/UC egress link
-  wire::FrameSpec spec;    // RC/UC frame template
+  /// The frame template: RC/UC fill in the connection at RTR; UD addresses
+  /// it anew for every packet, from the work request's address handle.
+  wire::FrameSpec spec;
 
   // Send queue: a ring of cap.max_send_wr slots, each with room for
   // max_send_sge SGEs and max_inline_data bytes.

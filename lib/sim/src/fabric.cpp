@@ -133,12 +133,14 @@ void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) 
 // exactly (time, seq) order. An arrival due before the FIFO's newest one
 // goes to the heap itself.
 void Engine::schedule_arrival(Link& ln, Time t, std::uint32_t buffer, std::uint64_t meta) {
+  // (Constructed in the FIFO, not copied there from a temporary: the copy
+  // would read the temporary back before its stores land.)
   const std::uint64_t s = seq++;
   if (ln.arrivals.empty()) {
-    ln.arrivals.push_back(Event{t, s, EventKind::Arrival, buffer, meta});
+    ln.arrivals.emplace_back(t, s, EventKind::Arrival, buffer, meta);
     push_event(t, s, EventKind::LinkHead, ln.index, 0);
   } else if (ln.arrivals.back().time <= t) {
-    ln.arrivals.push_back(Event{t, s, EventKind::Arrival, buffer, meta});
+    ln.arrivals.emplace_back(t, s, EventKind::Arrival, buffer, meta);
   } else {
     push_event(t, s, EventKind::Arrival, buffer, meta);
   }

@@ -236,22 +236,19 @@ void QpImpl::send_request_packet() {
     if (is_rd_atomic(w)) ++rd_atomic_outstanding;
   }
 
-  wire::FrameSpec* fs = &spec;
-  std::optional<wire::FrameSpec> ud_spec;  // not built for RC and UC: it is not small
+  wire::FrameSpec& fs = spec;
   if (type == IBV_QPT_UD) {
     // A UD packet goes wherever its address handle says.
     const Device& dst = *w.ah->dest_;
-    ud_spec.emplace();
-    ud_spec->src_mac = device->config().mac;
-    ud_spec->dst_mac = dst.config().mac;
-    ud_spec->src_ip = device->config().ip;
-    ud_spec->dst_ip = dst.config().ip;
-    ud_spec->traffic_class = w.ah->attr_.grh.traffic_class;
-    ud_spec->hop_limit = w.ah->attr_.grh.hop_limit != 0 ? w.ah->attr_.grh.hop_limit : 64;
-    ud_spec->udp_src_port = static_cast<std::uint16_t>(0xC000u | ((qpn * 0x9E3779B1u) >> 18));
-    fs = &*ud_spec;
+    fs.src_mac = device->config().mac;
+    fs.dst_mac = dst.config().mac;
+    fs.src_ip = device->config().ip;
+    fs.dst_ip = dst.config().ip;
+    fs.traffic_class = w.ah->attr_.grh.traffic_class;
+    fs.hop_limit = w.ah->attr_.grh.hop_limit != 0 ? w.ah->attr_.grh.hop_limit : 64;
+    fs.udp_src_port = static_cast<std::uint16_t>(0xC000u | ((qpn * 0x9E3779B1u) >> 18));
   }
-  wire::IbPacket& p = fs->packet;
+  wire::IbPacket& p = fs.packet;
   p.clear();
   const wire::Transport tr = type == IBV_QPT_RC   ? wire::Transport::RC
                              : type == IBV_QPT_UC ? wire::Transport::UC
@@ -337,7 +334,7 @@ void QpImpl::send_request_packet() {
   Link& ln = type == IBV_QPT_UD
                  ? engine->link(engine->device_index(*device), engine->device_index(*w.ah->dest_))
                  : *link;
-  engine->transmit(ln, *fs);
+  engine->transmit(ln, fs);
 
   if (!rereading) {
     tx_pkt += npkts_sent;
@@ -507,17 +504,17 @@ int QpImpl::invalidate_rkey(std::uint32_t rkey) {
 void QpImpl::complete_send(SendWqe& w, ibv_wc_status status) {
   // Always the head of the send queue: completions come in order.
   if (status != IBV_WC_SUCCESS || sig_all || (w.flags & IBV_SEND_SIGNALED) != 0) {
-    ibv_wc wc{};
-    wc.wr_id = w.wr_id;
-    wc.status = status;
-    wc.opcode = wc_opcode(w.opcode);
-    wc.qp_num = qpn;
-    // The verbs API leaves byte_len of a send-side completion unsaid; rxe
-    // reports the message length (the data read for a READ), 8 for an
-    // atomic, and so does the simulator (rxe wins where the spec is silent).
-    if (status == IBV_WC_SUCCESS)
-      wc.byte_len = is_rd_atomic(w) && w.opcode != IBV_WR_RDMA_READ ? 8 : w.length;
-    send_cq->push(wc);
+    if (ibv_wc* wc = send_cq->push()) {
+      wc->wr_id = w.wr_id;
+      wc->status = status;
+      wc->opcode = wc_opcode(w.opcode);
+      wc->qp_num = qpn;
+      // The verbs API leaves byte_len of a send-side completion unsaid; rxe
+      // reports the message length (the data read for a READ), 8 for an
+      // atomic, and so does the simulator (rxe wins where the spec is silent).
+      if (status == IBV_WC_SUCCESS)
+        wc->byte_len = is_rd_atomic(w) && w.opcode != IBV_WR_RDMA_READ ? 8 : w.length;
+    }
   }
   if (w.started && is_rd_atomic(w) && !w.done) --rd_atomic_outstanding;
   if (++sq_head == sq.size()) sq_head = 0;
@@ -801,16 +798,16 @@ void QpImpl::reset_queues() {
 void QpImpl::complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op,
                            unsigned flags, std::uint32_t imm, std::uint32_t src_qp) {
   const RecvWqe& r = rq[rq_head];
-  ibv_wc wc{};
-  wc.wr_id = r.wr_id;
-  wc.status = status;
-  wc.opcode = op;
-  wc.byte_len = byte_len;
-  wc.qp_num = qpn;
-  wc.src_qp = src_qp;
-  wc.wc_flags = flags;
-  wc.imm_data = imm;
-  recv_cq->push(wc);
+  if (ibv_wc* wc = recv_cq->push()) {
+    wc->wr_id = r.wr_id;
+    wc->status = status;
+    wc->opcode = op;
+    wc->byte_len = byte_len;
+    wc->qp_num = qpn;
+    wc->src_qp = src_qp;
+    wc->wc_flags = flags;
+    wc->imm_data = imm;
+  }
   if (++rq_head == rq.size()) rq_head = 0;
   --rq_count;
 }
@@ -873,11 +870,10 @@ void QpImpl::queue_ack(std::uint32_t psn, std::uint8_t syndrome, bool coalesce) 
     resp.back().msn = msn;
     return;
   }
-  RespItem it;
+  RespItem& it = resp.emplace_back();  // filled in place, not copied in
   it.psn = psn;
   it.syndrome = syndrome;
   it.msn = msn;
-  resp.push_back(it);
   pump();
 }
 

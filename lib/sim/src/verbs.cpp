@@ -84,13 +84,15 @@ CompletionQueue::CompletionQueue(Device& device, int cqe)
   raw_.cqe = cqe;
 }
 
-void CompletionQueue::push(const ibv_wc& wc) noexcept {
+ibv_wc* CompletionQueue::push() noexcept {
   if (count_ == ring_.size()) {
     overrun_ = true;
-    return;
+    return nullptr;
   }
-  ring_[ring_slot(head_ + count_, ring_.size())] = wc;  // count_ < size
+  ibv_wc& wc = ring_[ring_slot(head_ + count_, ring_.size())];  // count_ < size
   ++count_;
+  wc = ibv_wc{};
+  return &wc;
 }
 
 int CompletionQueue::poll_now(int n, ibv_wc* wc) noexcept {

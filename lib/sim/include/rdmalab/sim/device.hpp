@@ -171,7 +171,10 @@ class CompletionQueue {
   friend struct QpImpl;
   friend class Device;
   friend class ProtectionDomain;
-  void push(const ibv_wc& wc) noexcept;
+  /// The next completion's slot, cleared, to be filled in place (filled on
+  /// the stack and copied in, it would be read back before its stores
+  /// land); nullptr when the CQ is full, which sets overrun().
+  [[nodiscard]] ibv_wc* push() noexcept;
 
   Device* device_;
   ibv_cq raw_{};
