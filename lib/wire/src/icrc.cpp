@@ -71,8 +71,8 @@ RDMALAB_CLMUL inline std::uint32_t reduce128(__m128i x) {
 }
 
 /// Folds the n bytes at p (a multiple of 16) into the lanes, then to one
-/// lane, then reduces it: the CRC register after all of them.
-RDMALAB_CLMUL inline std::uint32_t lanes_finish(Lanes l, const std::uint8_t* p, std::size_t n) {
+/// lane: the last 128 bits with everything before them folded in.
+RDMALAB_CLMUL inline __m128i lanes_to_one(Lanes l, const std::uint8_t* p, std::size_t n) {
   const __m128i k3k4 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
   lanes_fold(l, p, n & ~std::size_t{63});
   p += n & ~std::size_t{63};
@@ -81,7 +81,12 @@ RDMALAB_CLMUL inline std::uint32_t lanes_finish(Lanes l, const std::uint8_t* p, 
   x = fold128(x, k3k4, l.x3);
   x = fold128(x, k3k4, l.x4);
   for (; n >= 16; p += 16, n -= 16) x = fold128(x, k3k4, load128(p));
-  return reduce128(x);
+  return x;
+}
+
+/// lanes_to_one, reduced: the CRC register after all of the bytes.
+RDMALAB_CLMUL inline std::uint32_t lanes_finish(Lanes l, const std::uint8_t* p, std::size_t n) {
+  return reduce128(lanes_to_one(l, p, n));
 }
 
 // The same folding four times wider with VPCLMULQDQ on 512-bit registers
@@ -101,8 +106,8 @@ RDMALAB_VCLMUL inline __m512i fold512(__m512i x, __m512i k, __m512i next) {
 }
 
 /// x0: 64 bytes with everything before them folded in; then the n bytes at
-/// p, a multiple of 16 and at least 192.
-RDMALAB_VCLMUL std::uint32_t vlanes_finish(__m512i x0, const std::uint8_t* p, std::size_t n) {
+/// p, a multiple of 16 and at least 192. As lanes_to_one.
+RDMALAB_VCLMUL __m128i vlanes_to_one(__m512i x0, const std::uint8_t* p, std::size_t n) {
   const __m512i k256 = _mm512_set_epi64(0x1322d1430LL, 0x11542778aLL, 0x1322d1430LL, 0x11542778aLL,
                                         0x1322d1430LL, 0x11542778aLL, 0x1322d1430LL, 0x11542778aLL);
   const __m512i k64 = _mm512_set_epi64(0x1c6e41596LL, 0x154442bd4LL, 0x1c6e41596LL, 0x154442bd4LL,
@@ -121,7 +126,11 @@ RDMALAB_VCLMUL std::uint32_t vlanes_finish(__m512i x0, const std::uint8_t* p, st
   const Lanes l{
       _mm512_maskz_extracti32x4_epi32(0xF, x3, 0), _mm512_maskz_extracti32x4_epi32(0xF, x3, 1),
       _mm512_maskz_extracti32x4_epi32(0xF, x3, 2), _mm512_maskz_extracti32x4_epi32(0xF, x3, 3)};
-  return lanes_finish(l, p, n);
+  return lanes_to_one(l, p, n);
+}
+
+RDMALAB_VCLMUL std::uint32_t vlanes_finish(__m512i x0, const std::uint8_t* p, std::size_t n) {
+  return reduce128(vlanes_to_one(x0, p, n));
 }
 
 /// n is a multiple of 16 and at least 256.
@@ -131,8 +140,9 @@ RDMALAB_VCLMUL std::uint32_t crc32_vclmul(std::uint32_t raw, const std::uint8_t*
   return vlanes_finish(x0, p + 64, n - 64);
 }
 
-/// The lanes, then the n bytes at p (a multiple of 16, at least 256).
-RDMALAB_VCLMUL std::uint32_t vlanes_continue(Lanes l, const std::uint8_t* p, std::size_t n) {
+/// The lanes, then the n bytes at p (a multiple of 16, at least 256). As
+/// lanes_to_one.
+RDMALAB_VCLMUL __m128i vlanes_continue_to_one(Lanes l, const std::uint8_t* p, std::size_t n) {
   // The lanes are the 64 bytes before p: moved 512 bits on, they add to
   // p's first 64 bytes, as the register does at the start of a buffer.
   const __m128i k1k2 = _mm_set_epi64x(0x1c6e41596LL, 0x154442bd4LL);
@@ -141,7 +151,11 @@ RDMALAB_VCLMUL std::uint32_t vlanes_continue(Lanes l, const std::uint8_t* p, std
   x0 = _mm512_inserti32x4(x0, fold128(l.x2, k1k2, load128(p + 16)), 1);
   x0 = _mm512_inserti32x4(x0, fold128(l.x3, k1k2, load128(p + 32)), 2);
   x0 = _mm512_inserti32x4(x0, fold128(l.x4, k1k2, load128(p + 48)), 3);
-  return vlanes_finish(x0, p + 64, n - 64);
+  return vlanes_to_one(x0, p + 64, n - 64);
+}
+
+RDMALAB_VCLMUL std::uint32_t vlanes_continue(Lanes l, const std::uint8_t* p, std::size_t n) {
+  return reduce128(vlanes_continue_to_one(l, p, n));
 }
 
 /// n is a multiple of 16 and at least 64.
@@ -354,13 +368,13 @@ alignas(16) constexpr std::uint8_t kLastBytes[32] = {
     0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
     0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
 
-/// The ICRC of a short packet in one of the usual layouts, read where it
-/// lies: x is the IP header (or GRH), n the bytes from there to the ICRC
-/// (at least 20 more than the 16 of a block, at most kShortBlocks blocks
-/// and a part), head the header bytes the mask covers. Nothing is written
-/// and read back: each block is loaded from the frame, its variant fields
-/// ORed with the mask, and the register after the LRH stand-in added to the
-/// first. The blocks are folded as in crc32_clmul_short; the last n % 16
+/// The ICRC of a packet in one of the usual layouts, read where it lies: x
+/// is the IP header (or GRH), n the bytes from there to the ICRC (at least
+/// 36), head the header bytes the mask covers (at most 60). Nothing is
+/// written and read back: each block is loaded from the frame, its variant
+/// fields ORed with the mask, and the register after the LRH stand-in added
+/// to the first. Up to kShortBlocks blocks are folded as in
+/// crc32_clmul_short, more in four (or sixteen) lanes; the last n % 16
 /// bytes, when there are some, as in Intel's paper: the 128 bits so far
 /// move on by that many bytes, the bytes that pass the end folded back by
 /// one block onto the rest and the tail.
@@ -372,13 +386,24 @@ RDMALAB_CLMUL std::uint32_t icrc_clmul_direct(const std::uint8_t* x, std::size_t
   };
   const __m128i lrh = _mm_cvtsi32_si128(static_cast<int>(~kAfterLrhStandIn));
   const std::size_t m = n / 16, r = n % 16;
-  __m128i acc = block(16 * (m - 1));
-  if (m == 1) acc = _mm_xor_si128(acc, lrh);
-  for (std::size_t i = 0; i + 1 < m; ++i) {
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFoldBy[m - 1 - i].data()));
-    const __m128i b = i == 0 ? _mm_xor_si128(block(0), lrh) : block(16 * i);
-    acc = _mm_xor_si128(
-        acc, _mm_xor_si128(_mm_clmulepi64_si128(b, k, 0x00), _mm_clmulepi64_si128(b, k, 0x11)));
+  __m128i acc;
+  if (m <= kShortBlocks) {
+    acc = block(16 * (m - 1));
+    if (m == 1) acc = _mm_xor_si128(acc, lrh);
+    for (std::size_t i = 0; i + 1 < m; ++i) {
+      const __m128i k =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFoldBy[m - 1 - i].data()));
+      const __m128i b = i == 0 ? _mm_xor_si128(block(0), lrh) : block(16 * i);
+      acc = _mm_xor_si128(
+          acc, _mm_xor_si128(_mm_clmulepi64_si128(b, k, 0x00), _mm_clmulepi64_si128(b, k, 0x11)));
+    }
+  } else {
+    // The headers lie in the first 64 bytes: the four lanes start there,
+    // and the rest is folded where it lies.
+    const Lanes l{_mm_xor_si128(block(0), lrh), block(16), block(32), block(48)};
+    const std::size_t more = 16 * m - 64;
+    acc = kClmul == Clmul::Zmm && more >= 256 ? vlanes_continue_to_one(l, x + 64, more)
+                                              : lanes_to_one(l, x + 64, more);
   }
   if (r != 0) {
     const __m128i k3k4 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL);
@@ -402,8 +427,7 @@ RDMALAB_CLMUL std::uint32_t icrc_clmul_direct(const std::uint8_t* x, std::size_t
 /// then, read where it lies.
 std::uint32_t icrc_clmul(const std::uint8_t* net, std::size_t head_len, std::size_t bth, Bytes rest,
                          RoceVersion version, bool grh) noexcept {
-  if (const OrMask* mask = usual_mask(version, grh, bth);
-      mask != nullptr && head_len + rest.size() < (kShortBlocks + 1) * 16)
+  if (const OrMask* mask = usual_mask(version, grh, bth))
     return ~icrc_clmul_direct(net, head_len + rest.size(), head_len, *mask);
   const std::size_t covered = 8 + head_len + rest.size();
   const std::size_t pad = (16 - covered % 16) % 16;
