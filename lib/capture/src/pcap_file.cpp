@@ -106,6 +106,14 @@ std::uint64_t PcapReader::position() const noexcept {
 }
 
 struct PcapWriter::Handle {
+  // libpcap writes with stdio, two fwrites a record. With the default
+  // buffer (one file-system block) the kernel is handed a page at a time;
+  // in megabyte writes the page cache takes the data in large folios where
+  // the file system has them, and a simulator writing millions of small
+  // frames spends far less in the kernel. pcap_dump_close closes the FILE,
+  // so the buffer is declared first and freed after it.
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+  std::unique_ptr<char[]> buffer;
   pcap_t* p = nullptr;
   pcap_dumper_t* d = nullptr;
   ~Handle() {
@@ -119,8 +127,24 @@ PcapWriter::PcapWriter(const std::string& path, wire::LinkType link, std::uint32
   h_->p = pcap_open_dead_with_tstamp_precision(static_cast<int>(link), static_cast<int>(snaplen),
                                                PCAP_TSTAMP_PRECISION_NANO);
   if (h_->p == nullptr) throw CaptureError(i18n::tr(M("create_failed"), path, "pcap_open_dead"));
-  h_->d = pcap_dump_open(h_->p, path.c_str());
-  if (h_->d == nullptr) throw CaptureError(i18n::tr(M("create_failed"), path, pcap_geterr(h_->p)));
+  if (path == "-") {  // standard output, as pcap_dump_open understands it
+    h_->d = pcap_dump_open(h_->p, path.c_str());
+    if (h_->d == nullptr)
+      throw CaptureError(i18n::tr(M("create_failed"), path, pcap_geterr(h_->p)));
+    return;
+  }
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr)  // worded as pcap_dump_open words it
+    throw CaptureError(i18n::tr(M("create_failed"), path, path + ": " + std::strerror(errno)));
+  h_->buffer = std::make_unique_for_overwrite<char[]>(Handle::kBufferBytes);
+  std::setvbuf(f, h_->buffer.get(), _IOFBF, Handle::kBufferBytes);
+  // One thread at a time writes (as with the reader): stdio need not lock.
+  (void)__fsetlocking(f, FSETLOCKING_BYCALLER);
+  h_->d = pcap_dump_fopen(h_->p, f);
+  if (h_->d == nullptr) {
+    std::fclose(f);  // on failure libpcap leaves the FILE to its caller
+    throw CaptureError(i18n::tr(M("create_failed"), path, pcap_geterr(h_->p)));
+  }
 }
 
 PcapWriter::~PcapWriter() = default;
