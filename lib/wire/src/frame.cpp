@@ -411,10 +411,12 @@ std::size_t encode_frame(const FrameSpec& s, std::span<std::uint8_t> out) noexce
   // The ICRC stays zero unless computed below.
   if (encode_ib_at(pk, p) != frame + total) return 0;
   if (!s.compute_icrc) return total;
-  const auto crc = icrc_of(Bytes(frame, total), s.version, net_at, bth_at, total - kIcrcSize);
-  if (!crc) return 0;
+  // (Not icrc_of: its optional would be assembled in memory and read back.)
+  std::uint32_t crc = 0;
+  if (!detail::icrc_into(Bytes(frame, total), s.version, net_at, bth_at, total - kIcrcSize, crc))
+    return 0;
   Writer tail(out.subspan(total - kIcrcSize, kIcrcSize));
-  tail.le32(*crc);
+  tail.le32(crc);
   return total;
 }
 

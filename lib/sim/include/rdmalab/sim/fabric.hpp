@@ -110,6 +110,16 @@ struct LinkConfig {
   /// Spread the packets of every flow over all paths.
   bool adaptive_routing = false;
   std::vector<DropRule> drops;
+  /// Bit errors: a packet these rules match (the same rules as `drops`,
+  /// counted apart), or one chosen with probability `corrupt`, travels with
+  /// one bit flipped in the last byte its ICRC covers. The receiving NIC
+  /// finds the ICRC wrong and drops it silently (FabricStats::bad_icrc), as
+  /// a real one does; the requester recovers by NAK or timeout. A capture at
+  /// the sender's port shows the frame as sent, one at the receiver's port
+  /// as it arrived. With FabricConfig::verify_icrc off the packet is taken
+  /// as it is, flipped bit and all.
+  std::vector<DropRule> corruptions;
+  double corrupt = 0.0;
 };
 
 /// One simulated host: its name and addresses. The IP address is IPv4 or
@@ -165,7 +175,8 @@ struct FabricStats {
   std::uint64_t packets_delivered = 0;  // frames handed to a receiving NIC
   std::uint64_t packets_dropped = 0;    // lost, by rules or randomly
   std::uint64_t payload_bytes_sent = 0;
-  std::uint64_t bad_icrc = 0;
+  std::uint64_t packets_corrupted = 0;  // a bit flipped on the link
+  std::uint64_t bad_icrc = 0;           // dropped by a receiver for it
   std::uint64_t events = 0;
 };
 

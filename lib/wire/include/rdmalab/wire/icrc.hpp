@@ -68,4 +68,15 @@ struct IcrcCheck {
   return IcrcCheck{*expected, *f.ib->icrc};
 }
 
+/// What a receiver asks: true when the ICRC could be checked and is right,
+/// false otherwise (no optional to build on every packet).
+[[nodiscard]] inline bool icrc_ok(const Frame& f, Bytes captured) noexcept {
+  std::uint32_t expected = 0;
+  return f.is_roce() && f.ib && f.ib->icrc && f.ib_end <= captured.size() &&
+         f.ib_end >= kIcrcSize &&
+         detail::icrc_into(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize,
+                           expected) &&
+         expected == *f.ib->icrc;
+}
+
 }  // namespace rdmalab::wire
