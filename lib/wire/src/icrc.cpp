@@ -417,8 +417,9 @@ RDMALAB_CLMUL std::uint32_t icrc_clmul_direct(const std::uint8_t* x, std::size_t
   return reduce128(acc);
 }
 
-/// The ICRC by carry-less multiplication. The bytes it covers are laid out
-/// in whole 16-byte blocks: zeros first, then the LRH stand-in written as
+/// The ICRC by carry-less multiplication: icrc_clmul_direct for the usual
+/// layouts. For the others the bytes it covers are laid out in a copy, in
+/// whole 16-byte blocks: zeros first, then the LRH stand-in written as
 /// 00 00 00 00 FF FF FF FF (zlib's all-ones start added to the first four
 /// bytes, so the register starts at zero, which zeros before it leave as
 /// it is), then the masked headers. A short packet is copied whole and
