@@ -109,7 +109,7 @@ struct PcapWriter::Handle {
   // libpcap writes with stdio, two fwrites a record. With the default
   // buffer (one file-system block) the kernel is handed 4 KiB at a time; a
   // simulator writing two million small frames spent a third of its time
-  // in the kernel that way, and a fifth with a write every megabyte.
+  // in the kernel that way, a seventh with a write every megabyte.
   // pcap_dump_close closes the FILE, so the buffer is declared first and
   // freed after it.
   static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
