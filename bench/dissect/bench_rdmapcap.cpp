@@ -81,12 +81,13 @@ struct Runs {
   std::vector<Child> all;
   [[nodiscard]] Child median() const {
     Child m;
+    m.status = 0;
     std::vector<double> wall, cpu;
     for (const Child& c : all) {
       wall.push_back(c.seconds);
       cpu.push_back(c.cpu_seconds);
       m.max_rss_kib = std::max(m.max_rss_kib, c.max_rss_kib);
-      if (m.status <= 0) m.status = c.status;
+      if (m.status == 0) m.status = c.status;  // -1: could not be started
     }
     std::sort(wall.begin(), wall.end());
     std::sort(cpu.begin(), cpu.end());
