@@ -174,7 +174,8 @@ static_assert(fold_constant(4 * 128 + 32) == 0x154442bd4 &&
               fold_constant(4 * 128 - 32) == 0x1c6e41596);
 static_assert(fold_constant(128 + 32) == 0x1751997d0 && fold_constant(128 - 32) == 0x0ccaa009e);
 
-/// A message of up to this many 16-byte blocks takes the short path.
+/// Up to this many 16-byte blocks, icrc_clmul_direct carries each block to
+/// the last by its own constant.
 constexpr std::size_t kShortBlocks = 16;
 
 /// kFoldBy[k]: the constants (low, high 64 bits) that carry 128 bits k
@@ -185,22 +186,6 @@ constexpr auto kFoldBy = [] {
     t[k] = {fold_constant(128 * k + 32), fold_constant(128 * k - 32)};
   return t;
 }();
-
-/// The CRC register over m blocks of 16 bytes at p (1 <= m <= kShortBlocks),
-/// starting from a zero register. Each block is carried to the last one by
-/// its own constant, so the multiplications do not wait on one another: for a
-/// packet of a hundred bytes the chain of folds would cost more than the
-/// bytes.
-RDMALAB_CLMUL std::uint32_t crc32_clmul_short(const std::uint8_t* p, std::size_t m) {
-  __m128i acc = load128(p + 16 * (m - 1));
-  for (std::size_t i = 0; i + 1 < m; ++i) {
-    const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFoldBy[m - 1 - i].data()));
-    const __m128i x = load128(p + 16 * i);
-    acc = _mm_xor_si128(
-        acc, _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)));
-  }
-  return reduce128(acc);
-}
 
 /// Slicing-by-8 tables for the short pieces (masked headers, tails), where
 /// a call into zlib costs more than the bytes: kCrcTables[k][b] is the CRC of
@@ -373,8 +358,10 @@ alignas(16) constexpr std::uint8_t kLastBytes[32] = {
 /// 36), head the header bytes the mask covers (at most 60). Nothing is
 /// written and read back: each block is loaded from the frame, its variant
 /// fields ORed with the mask, and the register after the LRH stand-in added
-/// to the first. Up to kShortBlocks blocks are folded as in
-/// crc32_clmul_short, more in four (or sixteen) lanes; the last n % 16
+/// to the first. Up to kShortBlocks blocks are each carried to the last one
+/// by its own constant, so the multiplications do not wait on one another
+/// (for a packet of a hundred bytes a chain of folds would cost more than
+/// the bytes); more go in four (or sixteen) lanes. The last n % 16
 /// bytes, when there are some, as in Intel's paper: the 128 bits so far
 /// move on by that many bytes, the bytes that pass the end folded back by
 /// one block onto the rest and the tail.
@@ -417,54 +404,18 @@ RDMALAB_CLMUL std::uint32_t icrc_clmul_direct(const std::uint8_t* x, std::size_t
   return reduce128(acc);
 }
 
-/// The ICRC by carry-less multiplication: icrc_clmul_direct for the usual
-/// layouts. For the others the bytes it covers are laid out in a copy, in
-/// whole 16-byte blocks: zeros first, then the LRH stand-in written as
-/// 00 00 00 00 FF FF FF FF (zlib's all-ones start added to the first four
-/// bytes, so the register starts at zero, which zeros before it leave as
-/// it is), then the masked headers. A short packet is copied whole and
-/// folded block by block; a longer one has its headers and the bytes up to
-/// the next 64-byte boundary copied, and the rest, whole 16-byte blocks
-/// then, read where it lies.
-std::uint32_t icrc_clmul(const std::uint8_t* net, std::size_t head_len, std::size_t bth, Bytes rest,
-                         RoceVersion version, bool grh) noexcept {
-  if (const OrMask* mask = usual_mask(version, grh, bth))
-    return ~icrc_clmul_direct(net, head_len + rest.size(), head_len, *mask);
-  const std::size_t covered = 8 + head_len + rest.size();
-  const std::size_t pad = (16 - covered % 16) % 16;
-  const std::size_t lead = pad + 8;  // the zeros and the stand-in
-  const auto start = [&](std::uint8_t* buf, std::size_t copy) {
-    std::memset(buf, 0, lead - 4);
-    std::memset(buf + lead - 4, 0xFF, 4);
-    std::memcpy(buf + lead, net, copy);
-    mask_variant_fields(buf + lead, version, grh, bth);
-  };
-  if (pad + covered <= kShortBlocks * 16) {
-    alignas(16) std::array<std::uint8_t, kShortBlocks * 16> buf;
-    start(buf.data(), head_len + rest.size());
-    return ~crc32_clmul_short(buf.data(), (pad + covered) / 16);
-  }
-  alignas(64) std::array<std::uint8_t, 16 + 8 + kMaxMasked + 64> buf;
-  const std::size_t fill = std::min((64 - (lead + head_len) % 64) % 64, rest.size());
-  start(buf.data(), head_len + fill);
-  // A multiple of 64 bytes, or everything (a multiple of 16, at least 256).
-  const Bytes copy(buf.data(), lead + head_len + fill);
-  if (fill == rest.size()) return ~crc32_clmul(0, copy.data(), copy.size());
-  return ~crc32_clmul_pair(0, copy, rest.subspan(fill));
-}
 #endif
-
-}  // namespace
-
-namespace {
 
 /// The ICRC of a packet whose offsets icrc_into has checked.
 std::uint32_t icrc_value(const std::uint8_t* net, std::size_t head_len, std::size_t bth, Bytes rest,
                          RoceVersion version, bool grh) noexcept {
 #if defined(__x86_64__)
-  if (kClmul != Clmul::None) return icrc_clmul(net, head_len, bth, rest, version, grh);
+  if (kClmul != Clmul::None)
+    if (const OrMask* mask = usual_mask(version, grh, bth))
+      return ~icrc_clmul_direct(net, head_len + rest.size(), head_len, *mask);
 #endif
-  // The headers that carry variant fields, copied so the fields can be
+  // Any other layout (IPv4 options, IPv6 extension headers) or CPU: the
+  // headers that carry variant fields, copied so the fields can be
   // masked, followed by as many of the next bytes as make the copy a
   // multiple of 64 bytes: the CRC then runs over the copy and the rest of
   // the packet in one pass. Only the bytes copied are read.
