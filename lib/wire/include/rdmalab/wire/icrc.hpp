@@ -28,6 +28,12 @@ namespace detail {
 /// two stores have landed, a stall on every packet.)
 bool icrc_into(Bytes frame, RoceVersion version, std::size_t net_offset, std::size_t bth_offset,
                std::size_t icrc_offset, std::uint32_t& icrc) noexcept;
+
+/// compute_icrc's work, the same way.
+inline bool frame_icrc_into(const Frame& f, Bytes captured, std::uint32_t& icrc) noexcept {
+  return f.is_roce() && f.ib && f.ib_end <= captured.size() && f.ib_end >= kIcrcSize &&
+         icrc_into(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize, icrc);
+}
 }  // namespace detail
 
 /// The ICRC of the RoCE packet in `frame`: `net_offset` is where the IP
@@ -49,9 +55,9 @@ bool icrc_into(Bytes frame, RoceVersion version, std::size_t net_offset, std::si
 /// captured (snap length).
 [[nodiscard]] inline std::optional<std::uint32_t> compute_icrc(const Frame& f,
                                                                Bytes captured) noexcept {
-  if (!f.is_roce() || !f.ib || f.ib_end > captured.size() || f.ib_end < kIcrcSize)
-    return std::nullopt;
-  return icrc_of(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize);
+  std::uint32_t icrc = 0;
+  if (!detail::frame_icrc_into(f, captured, icrc)) return std::nullopt;
+  return icrc;
 }
 
 struct IcrcCheck {
@@ -72,10 +78,7 @@ struct IcrcCheck {
 /// false otherwise (no optional to build on every packet).
 [[nodiscard]] inline bool icrc_ok(const Frame& f, Bytes captured) noexcept {
   std::uint32_t expected = 0;
-  return f.is_roce() && f.ib && f.ib->icrc && f.ib_end <= captured.size() &&
-         f.ib_end >= kIcrcSize &&
-         detail::icrc_into(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize,
-                           expected) &&
+  return f.ib && f.ib->icrc && detail::frame_icrc_into(f, captured, expected) &&
          expected == *f.ib->icrc;
 }
 
