@@ -280,20 +280,13 @@ class FrameDecoder {
     // member by member: constructing a new one clears its whole size.
     IbPacket& ib = f_.ib ? *f_.ib : f_.ib.emplace();
     ib.clear();
-    ib_decoded_ = true;
     auto err = decode_ib(bytes_, bth_at, end, ib);
     if (err) f_.error = *err;
   }
 
- public:
-  /// Whether the frame reached its transport headers (and f_.ib is its).
-  [[nodiscard]] bool ib_decoded() const noexcept { return ib_decoded_; }
-
- private:
   Bytes bytes_;
   std::size_t original_;
   Frame& f_;
-  bool ib_decoded_ = false;
 };
 
 }  // namespace
@@ -319,10 +312,11 @@ void decode_frame(Bytes captured, LinkType link, std::size_t original_length, Fr
   out.ib_end = 0;
   out.error.reset();
   // out.ib is kept for the decoder to reuse, and emptied when this frame
-  // has no transport packet.
-  FrameDecoder d(captured, original_length, out);
-  d.run();
-  if (!d.ib_decoded()) out.ib.reset();
+  // has no transport packet: when the decoder never reached transport(),
+  // the one place that sets bth_offset (always past an IP/UDP header or a
+  // GRH, so never 0).
+  FrameDecoder(captured, original_length, out).run();
+  if (out.bth_offset == 0) out.ib.reset();
 }
 
 // ---------------------------------------------------------------- encoding
