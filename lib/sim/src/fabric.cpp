@@ -16,8 +16,12 @@ namespace {
 // A function object, not a function pointer, so that the heap operations
 // inline it: they are the innermost loop of the simulator.
 struct Later {
+  /// Whether an event at (t1, s1) runs after one at (t2, s2).
+  static bool after(Time t1, std::uint64_t s1, Time t2, std::uint64_t s2) noexcept {
+    return t1 != t2 ? t1 > t2 : s1 > s2;
+  }
   bool operator()(const Event& x, const Event& y) const noexcept {
-    return x.time != y.time ? x.time > y.time : x.seq > y.seq;
+    return after(x.time, x.seq, y.time, y.seq);
   }
 };
 constexpr Later later{};
@@ -109,7 +113,7 @@ void Engine::push_event(Time t, std::uint64_t s, EventKind kind, std::uint32_t a
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
     const Event& p = heap[parent];
-    if (p.time < t || (p.time == t && p.seq < s)) break;
+    if (!Later::after(p.time, p.seq, t, s)) break;
     heap[i] = p;
     i = parent;
   }
