@@ -31,6 +31,21 @@ std::span<const i18n::Message> catalog() noexcept {
   return kCatalog;
 }
 
+namespace {
+
+/// Gives libpcap's FILE a buffer of `bytes` (kept in `buffer`, which must
+/// outlive the FILE) and tells stdio not to lock it: libpcap reads or writes
+/// a record in two calls, and in a process with a second thread each would
+/// take the FILE's lock; a reader or writer is used by one thread at a time
+/// (as a pcap_t must be).
+void own_buffer(FILE* f, std::unique_ptr<char[]>& buffer, std::size_t bytes) {
+  buffer = std::make_unique_for_overwrite<char[]>(bytes);
+  std::setvbuf(f, buffer.get(), _IOFBF, bytes);
+  (void)__fsetlocking(f, FSETLOCKING_BYCALLER);
+}
+
+}  // namespace
+
 struct PcapReader::Handle {
   // libpcap reads a file with stdio: one fread per record header and one per
   // record, each copied out of stdio's buffer. With the default buffer (one
@@ -58,12 +73,7 @@ PcapReader::PcapReader(const std::string& path) : h_(std::make_unique<Handle>())
     throw CaptureError(i18n::tr(M("open_failed"), path, path + ": " + std::strerror(errno)));
   // Read front to back once: the kernel may read further ahead.
   (void)::posix_fadvise(fileno(f), 0, 0, POSIX_FADV_SEQUENTIAL);
-  h_->buffer = std::make_unique_for_overwrite<char[]>(Handle::kBufferBytes);
-  std::setvbuf(f, h_->buffer.get(), _IOFBF, Handle::kBufferBytes);
-  // libpcap reads a record in two freads; in a process with a second thread
-  // each would take the FILE's lock. A reader is used by one thread at a
-  // time (as a pcap_t must be), so stdio need not lock for it.
-  (void)__fsetlocking(f, FSETLOCKING_BYCALLER);
+  own_buffer(f, h_->buffer, Handle::kBufferBytes);
   char err[PCAP_ERRBUF_SIZE] = {};
   h_->p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, err);
   if (h_->p == nullptr) {
@@ -136,10 +146,7 @@ PcapWriter::PcapWriter(const std::string& path, wire::LinkType link, std::uint32
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr)  // worded as pcap_dump_open words it
     throw CaptureError(i18n::tr(M("create_failed"), path, path + ": " + std::strerror(errno)));
-  h_->buffer = std::make_unique_for_overwrite<char[]>(Handle::kBufferBytes);
-  std::setvbuf(f, h_->buffer.get(), _IOFBF, Handle::kBufferBytes);
-  // One thread at a time writes (as with the reader): stdio need not lock.
-  (void)__fsetlocking(f, FSETLOCKING_BYCALLER);
+  own_buffer(f, h_->buffer, Handle::kBufferBytes);
   h_->d = pcap_dump_fopen(h_->p, f);
   if (h_->d == nullptr) {
     std::fclose(f);  // on failure libpcap leaves the FILE to its caller
