@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
@@ -95,15 +96,12 @@ struct Runs {
     m.cpu_seconds = cpu[cpu.size() / 2];
     return m;
   }
-  [[nodiscard]] double fastest() const {
-    double v = all.front().seconds;
-    for (const Child& c : all) v = std::min(v, c.seconds);
-    return v;
-  }
-  [[nodiscard]] double slowest() const {
-    double v = all.front().seconds;
-    for (const Child& c : all) v = std::max(v, c.seconds);
-    return v;
+  /// The fastest and the slowest wall time.
+  [[nodiscard]] std::pair<double, double> range() const {
+    const auto [lo, hi] =
+        std::minmax_element(all.begin(), all.end(),
+                            [](const Child& a, const Child& b) { return a.seconds < b.seconds; });
+    return {lo->seconds, hi->seconds};
   }
 };
 
@@ -236,7 +234,8 @@ int main(int argc, char** argv) {
               "peak RSS");
   auto row = [gb](const char* name, const Runs& r, bool child) {
     const Child c = r.median();
-    std::printf("%-40s %9.3f  (%6.3f-%6.3f) %8.2f", name, c.seconds, r.fastest(), r.slowest(),
+    const auto [fastest, slowest] = r.range();
+    std::printf("%-40s %9.3f  (%6.3f-%6.3f) %8.2f", name, c.seconds, fastest, slowest,
                 gb / c.seconds);
     if (child)
       std::printf(" %8.3f %6.1f MiB  (exit %d)\n", c.cpu_seconds,
