@@ -215,20 +215,19 @@ class FrameDecoder {
 
   void ipv6(std::size_t at) {
     f_.ip_offset = at;
-    Reader r(bytes_, at);
-    if (!r.has(40)) return fail(ErrorKind::Truncated, Layer::Ipv6, at, 40);
-    Ipv6Header h;
-    std::uint32_t w0 = 0;
-    (void)r.u32(w0);
-    (void)r.u16(h.payload_length);
-    (void)r.u8(h.next_header);
-    (void)r.u8(h.hop_limit);
-    (void)r.array(h.src);
-    (void)r.array(h.dst);
+    if (bytes_.size() < at + 40) return fail(ErrorKind::Truncated, Layer::Ipv6, at, 40);
+    const std::uint8_t* p = bytes_.data() + at;
+    const std::uint32_t w0 = load_be32(p);
     if ((w0 >> 28) != 6) return fail(ErrorKind::BadVersion, Layer::Ipv6, at, 40);
+    Ipv6Header& h = f_.ipv6.emplace();
     h.traffic_class = static_cast<std::uint8_t>(w0 >> 20);
     h.flow_label = w0 & 0xFFFFF;
-    f_.ipv6 = h;
+    h.payload_length = load_be16(p + 4);
+    h.next_header = p[6];
+    h.hop_limit = p[7];
+    std::memcpy(h.src.data(), p + 8, 16);
+    std::memcpy(h.dst.data(), p + 24, 16);
+    Reader r(bytes_, at + 40);
     const std::size_t end = at + 40 + h.payload_length;
     if (h.payload_length == 0 || end > original_)
       return fail(ErrorKind::BadLength, Layer::Ipv6, at, 40 + std::size_t{h.payload_length});
@@ -265,9 +264,11 @@ class FrameDecoder {
     f_.roce = RoceVersion::V1;
     f_.ip_offset = at;
     Reader r(bytes_, at);
-    Grh g;
-    if (!decode_grh(r, g)) return fail(ErrorKind::Truncated, Layer::Grh, at, kGrhSize);
-    f_.grh = g;
+    Grh& g = f_.grh.emplace();
+    if (!decode_grh(r, g)) {
+      f_.grh.reset();
+      return fail(ErrorKind::Truncated, Layer::Grh, at, kGrhSize);
+    }
     const std::size_t end = at + kGrhSize + g.payload_length;
     if (end > original_) return fail(ErrorKind::BadLength, Layer::Grh, at, g.payload_length);
     transport(at + kGrhSize, end);
