@@ -19,6 +19,8 @@ packages=(
   # the tshark comparison test; jq and mergecap (wireshark-common) for commands
   # the docs show and the CLI tests run
   python3 jq wireshark-common
+  # the JSON Schemas of every output, checked by the tests
+  python3-jsonschema
 )
 if [[ "${1:-}" == "--vm" ]]; then
   packages+=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils rdma-core perftest

@@ -144,7 +144,7 @@ struct Channel {
   // The current retransmission round and the chain of timeout retries.
   bool round_active = false;
   std::uint32_t round_last_psn = 0;
-  Cause round_cause = Cause::None;
+  Cause round_cause = Cause::Unknown;
   bool chain_active = false;
   std::uint32_t chain_psn = 0;
   std::uint32_t chain_count = 0;
@@ -492,14 +492,14 @@ struct Analyzer::Impl {
         bool naked = false;
         if (take_missing(c, psn, naked)) {
           kind = Kind::Late;
-          Event e{EventType::LateArrival, rec.frame};
+          Event e{EventType::OutOfOrder, rec.frame};
           e.psn = psn;
           // No NAK asked for it and the requester is not recovering from
           // one: the responder accepted the reordering (a NIC that tolerates
           // out-of-order arrival, e.g. with adaptive routing).
           e.code = (naked || c.pending || c.round_active) ? 0 : 1;
           rec.events.push_back(e);
-          ++c.s.late_arrivals;
+          ++c.s.out_of_order;
         } else if (psn_before(psn, c.lowest_psn) && !ever_sent(c, psn) &&
                    !(c.acked_valid && psn_before_eq(psn, c.acked_psn))) {
           // Older than anything seen and never seen itself: it was overtaken
@@ -508,11 +508,11 @@ struct Analyzer::Impl {
           // seen so far are still on their way.
           kind = Kind::Late;
           add_missing(c, psn_add(psn, 1), c.lowest_psn);
-          Event e{EventType::LateArrival, rec.frame};
+          Event e{EventType::OutOfOrder, rec.frame};
           e.psn = psn;
           e.code = (c.pending || c.round_active) ? 0 : 1;
           rec.events.push_back(e);
-          ++c.s.late_arrivals;
+          ++c.s.out_of_order;
         } else {
           kind = Kind::Resend;
         }

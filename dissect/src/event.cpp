@@ -1,5 +1,7 @@
 #include "rdmalab/dissect/event.hpp"
 
+#include <array>
+
 #include "catalog.hpp"
 #include "format.hpp"
 #include "rdmalab/dissect/cm.hpp"
@@ -14,66 +16,99 @@ std::span<const i18n::Message> catalog() noexcept {
   return detail::kCatalog;
 }
 
-Severity severity(EventType t) noexcept {
-  switch (t) {
-    case EventType::AckMatched:
-    case EventType::ReadMatched:
-    case EventType::AtomicMatched:
-    case EventType::CmHandshake: return Severity::Info;
-    case EventType::CmLinked: return Severity::Info;
-    case EventType::LateArrival:
-    case EventType::DuplicateRequest:
-    case EventType::DuplicateAck:
-    case EventType::UnmatchedResponse:
-    case EventType::Cnp:
-    case EventType::EcnMarked: return Severity::Notice;
-    case EventType::PsnGap:
-    case EventType::NakSequence:
-    case EventType::RnrNak:
-    case EventType::GoBackN:
-    case EventType::RnrRetry:
-    case EventType::Timeout:
-    case EventType::Retransmission:
-    case EventType::Unacknowledged:
-    case EventType::LengthMismatch: return Severity::Warning;
-    case EventType::NakFatal:
-    case EventType::RetryExhausted:
-    case EventType::IcrcMismatch:
-    case EventType::Malformed:
-    case EventType::UnknownOpcode: return Severity::Error;
+namespace {
+
+using G = ExpertGroup;
+using S = Severity;
+using T = EventType;
+
+// One row per event type, in enumerator order. Severities, on purpose:
+// - Error: the operation failed or the bytes are wrong (fatal NAK, retries
+//   exhausted, bad ICRC, undecodable packet).
+// - Warning: something cost time or was lost and recovered: a resend and
+//   what caused it, a PSN gap, an RNR NAK and the resend after it. An RNR NAK
+//   is flow control, as TCP's zero window is (which Wireshark also files as
+//   a warning): the requester sits out the whole RNR timer, and when
+//   rnr_retry runs out the QP fails with IBV_WC_RNR_RETRY_EXC_ERR. Programs
+//   that pre-post their receives never see one, so it points at a bug.
+// - Notice: unusual but harmless here (reordering tolerated or not,
+//   duplicates, CNPs and ECN marks, a response whose request is not in the
+//   capture).
+// - Info: the normal case (matched responses, CM handshakes).
+constexpr std::array<EventInfo, kEventTypes> kEvents{{
+    {T::AckMatched, "ack", S::Info, G::None, nullptr, &M("ev.ack")},
+    {T::ReadMatched, "read_response", S::Info, G::None, nullptr, &M("ev.read")},
+    {T::AtomicMatched, "atomic_ack", S::Info, G::None, nullptr, &M("ev.atomic")},
+    {T::PsnGap, "psn_gap", S::Warning, G::Sequence, &M("ex.psn_gap"), &M("ev.gap")},
+    {T::OutOfOrder, "out_of_order", S::Notice, G::Sequence, &M("ex.out_of_order"), &M("ev.late")},
+    {T::NakSequence, "nak_psn_sequence", S::Warning, G::Sequence, &M("ex.nak_psn_sequence"),
+     &M("ev.nak_seq")},
+    {T::RnrNak, "rnr_nak", S::Warning, G::Sequence, &M("ex.rnr_nak"), &M("ev.rnr")},
+    {T::NakFatal, "nak_fatal", S::Error, G::ResponseCode, &M("ex.nak_fatal"), &M("ev.nak_fatal")},
+    {T::GoBackN, "go_back_n", S::Warning, G::Sequence, &M("ex.go_back_n"), &M("ev.go_back_n")},
+    {T::RnrRetry, "rnr_retry", S::Warning, G::Sequence, &M("ex.rnr_retry"), &M("ev.rnr_retry")},
+    {T::Timeout, "timeout", S::Warning, G::Sequence, &M("ex.timeout"), &M("ev.timeout")},
+    {T::Retransmission, "retransmission", S::Warning, G::Sequence, &M("ex.retransmission"),
+     &M("ev.retx")},
+    {T::DuplicateRequest, "duplicate_request", S::Notice, G::Sequence, &M("ex.duplicate_request"),
+     &M("ev.dup_req")},
+    {T::DuplicateAck, "duplicate_ack", S::Notice, G::Sequence, &M("ex.duplicate_ack"),
+     &M("ev.dup_ack")},
+    {T::UnmatchedResponse, "unmatched_response", S::Notice, G::Sequence,
+     &M("ex.unmatched_response"), &M("ev.unmatched")},
+    {T::RetryExhausted, "retry_exhausted", S::Error, G::Sequence, &M("ex.retry_exhausted"),
+     &M("ev.retry_exhausted")},
+    {T::Unacknowledged, "unacknowledged", S::Warning, G::Sequence, &M("ex.unacknowledged"),
+     &M("ev.unacked")},
+    {T::Cnp, "cnp", S::Notice, G::Protocol, &M("ex.cnp"), &M("ev.cnp")},
+    {T::EcnMarked, "ecn_ce", S::Notice, G::Protocol, &M("ex.ecn_ce"), &M("ev.ecn")},
+    {T::CmHandshake, "cm", S::Info, G::None, nullptr, &M("cm.other")},
+    {T::CmLinked, "cm_linked", S::Info, G::None, nullptr, &M("cm.linked")},
+    {T::LengthMismatch, "length_mismatch", S::Warning, G::Protocol, &M("ex.length_mismatch"),
+     &M("ev.length")},
+    {T::IcrcMismatch, "icrc_mismatch", S::Error, G::Checksum, &M("ex.icrc_mismatch"),
+     &M("ev.icrc")},
+    {T::Malformed, "malformed", S::Error, G::Malformed, &M("ex.malformed"), &M("ev.malformed")},
+    {T::UnknownOpcode, "unknown_opcode", S::Error, G::Malformed, &M("ex.unknown_opcode"),
+     &M("ev.unknown_opcode")},
+}};
+
+constexpr bool table_complete() {
+  for (std::size_t i = 0; i < kEvents.size(); ++i) {
+    const EventInfo& row = kEvents[i];
+    if (static_cast<std::size_t>(row.type) != i || row.name.empty() || row.text == nullptr ||
+        (row.expert == G::None) != (row.summary == nullptr))
+      return false;
   }
-  return Severity::Info;
+  return true;
+}
+static_assert(table_complete(),
+              "kEvents: one row per EventType in enumerator order, each with a name and a text, "
+              "and a summary exactly when it is an expert item");
+
+constexpr std::array<std::string_view, kCauses> kCauseNames{"unknown", "nak", "rnr", "timeout"};
+static_assert(static_cast<std::size_t>(Cause::Timeout) + 1 == kCauses);
+
+}  // namespace
+
+std::span<const EventInfo> event_table() noexcept {
+  return kEvents;
+}
+
+const EventInfo& event_info(EventType t) noexcept {
+  return kEvents[static_cast<std::size_t>(t)];
+}
+
+Severity severity(EventType t) noexcept {
+  return event_info(t).severity;
 }
 
 std::string_view event_name(EventType t) noexcept {
-  switch (t) {
-    case EventType::AckMatched: return "ack";
-    case EventType::ReadMatched: return "read_response";
-    case EventType::AtomicMatched: return "atomic_ack";
-    case EventType::PsnGap: return "psn_gap";
-    case EventType::LateArrival: return "out_of_order";
-    case EventType::NakSequence: return "nak_psn_sequence";
-    case EventType::RnrNak: return "rnr_nak";
-    case EventType::NakFatal: return "nak_fatal";
-    case EventType::GoBackN: return "go_back_n";
-    case EventType::RnrRetry: return "rnr_retry";
-    case EventType::Timeout: return "timeout";
-    case EventType::Retransmission: return "retransmission";
-    case EventType::DuplicateRequest: return "duplicate_request";
-    case EventType::DuplicateAck: return "duplicate_ack";
-    case EventType::UnmatchedResponse: return "unmatched_response";
-    case EventType::RetryExhausted: return "retry_exhausted";
-    case EventType::Unacknowledged: return "unacknowledged";
-    case EventType::Cnp: return "cnp";
-    case EventType::EcnMarked: return "ecn_ce";
-    case EventType::LengthMismatch: return "length_mismatch";
-    case EventType::CmHandshake: return "cm";
-    case EventType::CmLinked: return "cm_linked";
-    case EventType::IcrcMismatch: return "icrc_mismatch";
-    case EventType::Malformed: return "malformed";
-    case EventType::UnknownOpcode: return "unknown_opcode";
-  }
-  return "unknown";
+  return event_info(t).name;
+}
+
+std::string_view cause_name(Cause c) noexcept {
+  return kCauseNames[static_cast<std::size_t>(c)];
 }
 
 std::string_view severity_name(Severity s) noexcept {
@@ -98,54 +133,53 @@ std::string severity_label(Severity s) {
 
 std::string describe(const Event& e) {
   using detail::format_duration;
+  const i18n::Message& text = *event_info(e.type).text;
   switch (e.type) {
     case EventType::AckMatched: {
       if (e.related_frame == 0) return i18n::tr(M("ev.ack_nothing"), e.psn);
-      std::string s = i18n::tr(M("ev.ack"), e.psn_begin, e.psn, e.count, e.related_frame);
+      std::string s = i18n::tr(text, e.psn_begin, e.psn, e.count, e.related_frame);
       if (e.delta_ns >= 0) s += i18n::tr(M("ev.ack_rtt"), format_duration(e.delta_ns));
       return s;
     }
     case EventType::ReadMatched:
-      return i18n::tr(M("ev.read"), e.related_frame, e.value, format_duration(e.delta_ns));
+      return i18n::tr(text, e.related_frame, e.value, format_duration(e.delta_ns));
     case EventType::AtomicMatched:
-      return i18n::tr(M("ev.atomic"), e.related_frame, e.value, format_duration(e.delta_ns),
+      return i18n::tr(text, e.related_frame, e.value, format_duration(e.delta_ns),
                       i18n::tr(e.code ? M("word.cmpswap") : M("word.fetchadd")));
-    case EventType::PsnGap: return i18n::tr(M("ev.gap"), e.psn_begin, e.psn, e.count);
-    case EventType::LateArrival:
-      return i18n::tr(e.code ? M("ev.late_tolerated") : M("ev.late"), e.psn);
-    case EventType::NakSequence: return i18n::tr(M("ev.nak_seq"), e.psn);
+    case EventType::PsnGap: return i18n::tr(text, e.psn_begin, e.psn, e.count);
+    case EventType::OutOfOrder: return i18n::tr(e.code ? M("ev.late_tolerated") : text, e.psn);
+    case EventType::NakSequence: return i18n::tr(text, e.psn);
     case EventType::RnrNak:
-      return i18n::tr(M("ev.rnr"), e.psn, wire::rnr_timer_ms(e.code).value_or(0), e.code);
-    case EventType::NakFatal:
-      return i18n::tr(M("ev.nak_fatal"), e.psn, wire::nak_code_name(e.code));
+      return i18n::tr(text, e.psn, wire::rnr_timer_ms(e.code).value_or(0), e.code);
+    case EventType::NakFatal: return i18n::tr(text, e.psn, wire::nak_code_name(e.code));
     case EventType::GoBackN:
-      return i18n::tr(M("ev.go_back_n"), e.psn, format_duration(e.delta_ns), e.related_frame);
+      return i18n::tr(text, e.psn, format_duration(e.delta_ns), e.related_frame);
     case EventType::RnrRetry:
-      return i18n::tr(M("ev.rnr_retry"), e.psn, format_duration(e.delta_ns), e.related_frame,
+      return i18n::tr(text, e.psn, format_duration(e.delta_ns), e.related_frame,
                       wire::rnr_timer_ms(e.code).value_or(0));
     case EventType::Timeout:
-      return i18n::tr(M("ev.timeout"), e.psn, format_duration(e.delta_ns), e.code, e.count);
+      return i18n::tr(text, e.psn, format_duration(e.delta_ns), e.code, e.count);
     case EventType::Retransmission:
       if (e.related_frame == 0) return i18n::tr(M("ev.retx_unknown"), e.psn);
-      return i18n::tr(M("ev.retx"), e.psn, e.related_frame, format_duration(e.delta_ns));
-    case EventType::DuplicateRequest: return i18n::tr(M("ev.dup_req"), e.psn);
-    case EventType::DuplicateAck: return i18n::tr(M("ev.dup_ack"), e.related_frame);
-    case EventType::UnmatchedResponse: return i18n::tr(M("ev.unmatched"));
-    case EventType::RetryExhausted: return i18n::tr(M("ev.retry_exhausted"), e.psn, e.count);
-    case EventType::Unacknowledged: return i18n::tr(M("ev.unacked"), e.psn_begin, e.psn, e.count);
-    case EventType::Cnp: return i18n::tr(M("ev.cnp"), e.value);
-    case EventType::EcnMarked: return i18n::tr(M("ev.ecn"));
-    case EventType::LengthMismatch: return i18n::tr(M("ev.length"), e.value, e.count);
+      return i18n::tr(text, e.psn, e.related_frame, format_duration(e.delta_ns));
+    case EventType::DuplicateRequest: return i18n::tr(text, e.psn);
+    case EventType::DuplicateAck: return i18n::tr(text, e.related_frame);
+    case EventType::UnmatchedResponse: return i18n::tr(text);
+    case EventType::RetryExhausted: return i18n::tr(text, e.psn, e.count);
+    case EventType::Unacknowledged: return i18n::tr(text, e.psn_begin, e.psn, e.count);
+    case EventType::Cnp: return i18n::tr(text, e.value);
+    case EventType::EcnMarked: return i18n::tr(text);
+    case EventType::LengthMismatch: return i18n::tr(text, e.value, e.count);
     case EventType::IcrcMismatch:
-      return i18n::tr(M("ev.icrc"), static_cast<std::uint32_t>(e.value),
+      return i18n::tr(text, static_cast<std::uint32_t>(e.value),
                       static_cast<std::uint32_t>(e.value >> 32));
     case EventType::Malformed: {
       // The decode error travels in the event's fields (see decode_record).
       const wire::DecodeError err{static_cast<wire::ErrorKind>(e.code),
                                   static_cast<wire::Layer>(e.count), e.value, e.psn, e.psn_begin};
-      return i18n::tr(M("ev.malformed"), wire::describe(err));
+      return i18n::tr(text, wire::describe(err));
     }
-    case EventType::UnknownOpcode: return i18n::tr(M("ev.unknown_opcode"), e.code);
+    case EventType::UnknownOpcode: return i18n::tr(text, e.code);
     case EventType::CmHandshake:
       switch (static_cast<CmKind>(e.code)) {
         case CmKind::Req: return i18n::tr(M("cm.req"), e.psn_begin, e.value, e.psn, e.count);
@@ -157,10 +191,10 @@ std::string describe(const Event& e) {
                                                   : i18n::tr(M("cm.rej.other"));
           return i18n::tr(M("cm.rej"), e.related_frame, e.value, why);
         }
-        default: return i18n::tr(M("cm.other"), cm_kind_name(static_cast<CmKind>(e.code)));
+        default: return i18n::tr(text, cm_kind_name(static_cast<CmKind>(e.code)));
       }
     case EventType::CmLinked:
-      if (e.value == e.psn) return i18n::tr(M("cm.linked"), e.related_frame, e.psn);
+      if (e.value == e.psn) return i18n::tr(text, e.related_frame, e.psn);
       return i18n::tr(M("cm.linked_bad"), e.related_frame, e.psn, e.value);
   }
   return {};

@@ -41,7 +41,7 @@ std::string marks(const PacketRecord& rec) {
   if (has(rec.events, EventType::NakSequence) || has(rec.events, EventType::NakFatal) ||
       has(rec.events, EventType::RnrNak))
     m += "✗ ";
-  if (has(rec.events, EventType::LateArrival)) m += "⇅ ";
+  if (has(rec.events, EventType::OutOfOrder)) m += "⇅ ";
   return m;
 }
 

@@ -1,12 +1,16 @@
-// Text and JSON renderings of records and summaries. JSON is written with
-// fmt straight into the output buffer: JSON Lines output is produced for
-// every packet of captures with millions of them, and building a DOM per
-// packet costs more than the decode itself.
+// Text and JSON renderings of records and summaries. A packet's JSON is
+// written with fmt straight into the output buffer: JSON Lines output is
+// produced for every packet of captures with millions of them, and building
+// a DOM per packet costs more than the decode itself. The summary, one
+// document per capture, is built with nlohmann-json. Both shapes are
+// documented by the JSON Schemas in docs/schema/.
 #include "rdmalab/dissect/render.hpp"
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "catalog.hpp"
 #include "format.hpp"
@@ -270,9 +274,7 @@ void append_json_string(std::string_view s, std::string& out) {
   out.push_back('"');
 }
 
-namespace {
-
-void event_json(const Event& e, std::string& out) {
+void render_event_json(const Event& e, std::string& out) {
   put(out, "{{\"type\":\"{}\",\"severity\":\"{}\",\"frame\":{}", event_name(e.type),
       severity_name(severity(e.type)), e.frame);
   if (e.related_frame != 0) put(out, ",\"related_frame\":{}", e.related_frame);
@@ -293,13 +295,9 @@ void event_json(const Event& e, std::string& out) {
     case EventType::RnrNak:
     case EventType::RnrRetry: put(out, ",\"rnr_timer\":{}", e.code); break;
     case EventType::NakFatal: put(out, ",\"nak_code\":{}", e.code); break;
-    case EventType::Retransmission: {
-      static constexpr std::string_view kCause[] = {"unknown", "nak", "rnr", "timeout"};
-      put(out, ",\"cause\":\"{}\"", kCause[static_cast<int>(e.cause)]);
-      break;
-    }
+    case EventType::Retransmission: put(out, ",\"cause\":\"{}\"", cause_name(e.cause)); break;
     case EventType::AtomicMatched: put(out, ",\"orig\":{}", e.value); break;
-    case EventType::LateArrival: put(out, ",\"tolerated\":{}", e.code != 0); break;
+    case EventType::OutOfOrder: put(out, ",\"tolerated\":{}", e.code != 0); break;
     default: break;
   }
   if (e.delta_ns >= 0) put(out, ",\"delta_ns\":{}", e.delta_ns);
@@ -308,7 +306,11 @@ void event_json(const Event& e, std::string& out) {
   out.push_back('}');
 }
 
-}  // namespace
+void render_end_of_capture_json(const Event& e, std::string& out) {
+  out += "{\"end_of_capture\":true,\"event\":";
+  render_event_json(e, out);
+  out += "}\n";
+}
 
 void render_packet_json(const PacketRecord& rec, std::string& out) {
   const wire::Frame& f = rec.decoded;
@@ -365,7 +367,7 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
   out += ",\"events\":[";
   for (std::size_t i = 0; i < rec.events.size(); ++i) {
     if (i) out.push_back(',');
-    event_json(rec.events[i], out);
+    render_event_json(rec.events[i], out);
   }
   out += "]}\n";
 }
@@ -399,7 +401,7 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
         put(out, "{}\n",
             i18n::tr(c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu));
       put(out, "{}\n",
-          i18n::tr(M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.late_arrivals));
+          i18n::tr(M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.out_of_order));
       put(out, "{}\n", i18n::tr(M("sum.acks"), c.acks, c.duplicate_acks));
       put(out, "{}\n",
           i18n::tr(M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4],
@@ -428,75 +430,93 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
 
 namespace {
 
-void endpoint_json(const Endpoint& e, std::string& out) {
-  put(out, "{{\"addr\":\"{}\",\"qpn\":", e.addr.to_string());
-  if (e.qpn_known)
-    put(out, "{}}}", e.qpn);
-  else
-    out += "null}";
+using Json = nlohmann::ordered_json;  // keys in the order written, as documented
+
+Json endpoint_json(const Endpoint& e) {
+  return {{"addr", e.addr.to_string()}, {"qpn", e.qpn_known ? Json(e.qpn) : Json(nullptr)}};
 }
 
-void opt_ns(std::string& out, std::string_view key, std::int64_t v) {
-  if (v < 0)
-    put(out, ",\"{}\":null", key);
-  else
-    put(out, ",\"{}\":{}", key, v);
+Json ns_or_null(std::int64_t v) {
+  return v < 0 ? Json(nullptr) : Json(v);
+}
+
+Json channel_json(const ChannelSummary& c) {
+  return {
+      {"requester", endpoint_json(c.requester)},
+      {"responder", endpoint_json(c.responder)},
+      {"request_packets", c.request_packets},
+      {"response_packets", c.response_packets},
+      {"messages",
+       {{"send", c.sends},
+        {"write", c.writes},
+        {"read", c.reads},
+        {"compare_swap", c.compare_swaps},
+        {"fetch_add", c.fetch_adds}}},
+      {"payload_bytes", c.payload_bytes},
+      {"unique_payload_bytes", c.unique_payload_bytes},
+      {"path_mtu", c.path_mtu},
+      {"path_mtu_exact", c.path_mtu_exact},
+      {"retransmitted_packets", c.retransmitted_packets},
+      {"psn_gaps", c.psn_gaps},
+      {"out_of_order", c.out_of_order},
+      {"acks", c.acks},
+      {"duplicate_acks", c.duplicate_acks},
+      {"naks",
+       {{"psn_sequence", c.naks[0]},
+        {"invalid_request", c.naks[1]},
+        {"remote_access", c.naks[2]},
+        {"remote_operational", c.naks[3]},
+        {"invalid_rd", c.naks[4]}}},
+      {"go_back_n", c.go_back_n},
+      {"rnr_naks", c.rnr_naks},
+      {"timeouts", c.timeouts},
+      {"max_retries", c.max_retries},
+      {"retry_exhausted", c.retry_exhausted},
+      {"cnps", c.cnps},
+      {"icrc_errors", c.icrc_errors},
+      {"rtt_samples", c.rtt_samples},
+      {"timeout", c.timeout_exponent ? Json(*c.timeout_exponent) : Json(nullptr)},
+      {"timeout_gap_ns", ns_or_null(c.timeout_gap_ns)},
+      {"rnr_wait_ns", ns_or_null(c.rnr_wait_ns)},
+      {"rtt_min_ns", ns_or_null(c.rtt_min_ns)},
+      {"rtt_median_ns", ns_or_null(c.rtt_median_ns)},
+      {"rtt_max_ns", ns_or_null(c.rtt_max_ns)},
+      // Bytes per second to a tenth: more digits would be noise.
+      {"goodput_bytes_per_s", std::round(c.goodput_bps * 10) / 10},
+  };
 }
 
 }  // namespace
 
 void render_summary_json(const CaptureStats& st, std::span<const ConversationSummary> convs,
                          std::string& out) {
-  put(out,
-      "{{\"capture\":{{\"frames\":{},\"roce\":{},\"roce_v1\":{},\"other\":{},\"malformed\":{},"
-      "\"snap_truncated\":{},\"unknown_opcode\":{},\"icrc_errors\":{},\"datagrams\":{},"
-      "\"untracked\":{},\"bytes\":{},\"duration_ns\":{}}},\"conversations\":[",
-      st.frames, st.roce, st.roce_v1, st.other, st.malformed, st.snap_truncated, st.unknown_opcode,
-      st.icrc_errors, st.datagrams, st.untracked, st.bytes, st.last_ns - st.first_ns);
-  for (std::size_t i = 0; i < convs.size(); ++i) {
-    const ConversationSummary& v = convs[i];
-    if (i) out.push_back(',');
-    put(out, "{{\"id\":{},\"a\":", v.id);
-    endpoint_json(v.a, out);
-    out += ",\"b\":";
-    endpoint_json(v.b, out);
-    put(out, ",\"packets\":{},\"duration_ns\":{},\"channels\":[", v.packets,
-        v.last_ns - v.first_ns);
-    for (std::size_t j = 0; j < v.channels.size(); ++j) {
-      const ChannelSummary& c = v.channels[j];
-      if (j) out.push_back(',');
-      out += "{\"requester\":";
-      endpoint_json(c.requester, out);
-      out += ",\"responder\":";
-      endpoint_json(c.responder, out);
-      put(out,
-          ",\"request_packets\":{},\"response_packets\":{},\"messages\":{{\"send\":{},\"write\":{},"
-          "\"read\":{},\"compare_swap\":{},\"fetch_add\":{}}},\"payload_bytes\":{},"
-          "\"unique_payload_bytes\":{},\"path_mtu\":{},\"path_mtu_exact\":{},"
-          "\"retransmitted_packets\":{},\"psn_gaps\":{},\"out_of_order\":{},\"acks\":{},"
-          "\"duplicate_acks\":{},\"naks\":{{\"psn_sequence\":{},\"invalid_request\":{},"
-          "\"remote_access\":{},\"remote_operational\":{},\"invalid_rd\":{}}},\"go_back_n\":{},"
-          "\"rnr_naks\":{},\"timeouts\":{},\"max_retries\":{},\"retry_exhausted\":{},\"cnps\":{},"
-          "\"icrc_errors\":{},\"rtt_samples\":{}",
-          c.request_packets, c.response_packets, c.sends, c.writes, c.reads, c.compare_swaps,
-          c.fetch_adds, c.payload_bytes, c.unique_payload_bytes, c.path_mtu, c.path_mtu_exact,
-          c.retransmitted_packets, c.psn_gaps, c.late_arrivals, c.acks, c.duplicate_acks, c.naks[0],
-          c.naks[1], c.naks[2], c.naks[3], c.naks[4], c.go_back_n, c.rnr_naks, c.timeouts,
-          c.max_retries, c.retry_exhausted, c.cnps, c.icrc_errors, c.rtt_samples);
-      if (c.timeout_exponent)
-        put(out, ",\"timeout\":{}", *c.timeout_exponent);
-      else
-        out += ",\"timeout\":null";
-      opt_ns(out, "timeout_gap_ns", c.timeout_gap_ns);
-      opt_ns(out, "rnr_wait_ns", c.rnr_wait_ns);
-      opt_ns(out, "rtt_min_ns", c.rtt_min_ns);
-      opt_ns(out, "rtt_median_ns", c.rtt_median_ns);
-      opt_ns(out, "rtt_max_ns", c.rtt_max_ns);
-      put(out, ",\"goodput_bytes_per_s\":{:.1f}}}", c.goodput_bps);
-    }
-    out += "]}";
+  Json conversations = Json::array();
+  for (const ConversationSummary& v : convs) {
+    Json channels = Json::array();
+    for (const ChannelSummary& c : v.channels) channels.push_back(channel_json(c));
+    conversations.push_back({{"id", v.id},
+                             {"a", endpoint_json(v.a)},
+                             {"b", endpoint_json(v.b)},
+                             {"packets", v.packets},
+                             {"duration_ns", v.last_ns - v.first_ns},
+                             {"channels", std::move(channels)}});
   }
-  out += "]}\n";
+  const Json doc{{"capture",
+                  {{"frames", st.frames},
+                   {"roce", st.roce},
+                   {"roce_v1", st.roce_v1},
+                   {"other", st.other},
+                   {"malformed", st.malformed},
+                   {"snap_truncated", st.snap_truncated},
+                   {"unknown_opcode", st.unknown_opcode},
+                   {"icrc_errors", st.icrc_errors},
+                   {"datagrams", st.datagrams},
+                   {"untracked", st.untracked},
+                   {"bytes", st.bytes},
+                   {"duration_ns", st.last_ns - st.first_ns}}},
+                 {"conversations", std::move(conversations)}};
+  out += doc.dump();
+  out.push_back('\n');
 }
 
 void render_payload_hex(const PacketRecord& rec, bool compact, std::string& out) {

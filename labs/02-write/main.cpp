@@ -196,8 +196,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
     bool reth_ok = false, acked = false;
     for (const auto& f : n.result()["wire"]["frames"]) {
       if (f["opcode"] == wire::opcode::kRcWriteFirst || f["opcode"] == wire::opcode::kRcWriteOnly)
-        reth_ok = f.contains("reth_va") && f["reth_va"] == swr.wr.rdma.remote_addr &&
-                  f["reth_rkey"] == swr.wr.rdma.rkey && f["reth_len"] == o.size;
+        reth_ok = f.contains("reth") && f["reth"]["va"] == swr.wr.rdma.remote_addr &&
+                  f["reth"]["rkey"] == swr.wr.rdma.rkey && f["reth"]["len"] == o.size;
       if (f["opcode"] == wire::opcode::kRcAcknowledge) acked = true;
     }
     n.check("wire", tr(M("check.wire")), reth_ok && acked);

@@ -313,7 +313,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     for (const auto& f : n.result()["wire"]["frames"]) {
       if (f["opcode"] == wire::opcode::kRcFetchAdd || f["opcode"] == wire::opcode::kRcCompareSwap)
         ++requests;
-      if (f["opcode"] == wire::opcode::kRcAtomicAcknowledge && f.contains("atomic_orig"))
+      if (f["opcode"] == wire::opcode::kRcAtomicAcknowledge && f.contains("atomicack"))
         ++acks_with_orig;
     }
     const auto total = static_cast<std::size_t>(2 * o.iters + 2);

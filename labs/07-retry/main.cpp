@@ -223,8 +223,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
       n.check("timeouts", tr(M("check.timeouts")),
               count("timeout") == static_cast<std::uint64_t>(o.retry_cnt));
       bool gap_ok = count("timeout") > 0;
-      for (const auto& e : n.result()["wire"]["events"])
-        if (e["type"] == "timeout") gap_ok = gap_ok && e["code"] == o.timeout;
+      for (const auto& f : n.result()["wire"]["frames"])
+        for (const auto& e : f["events"])
+          if (e["type"] == "timeout") gap_ok = gap_ok && e["timeout"] == o.timeout;
       n.check("gap", tr(M("check.gap")), gap_ok);
     }
     if (scenario == "psn" && o.psn_off + 1 < per_msg * iters)

@@ -158,7 +158,7 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
       const auto* info = wire::find_opcode(f["opcode"].get<std::uint8_t>());
       if (info != nullptr && info->operation == wire::Operation::Write && f["payload_len"] > 0)
         out.all_write_only =
-            out.all_write_only && info->position == wire::Position::Only && f.contains("reth_va");
+            out.all_write_only && info->position == wire::Position::Only && f.contains("reth");
     }
     n.result()[ar ? "wire_on" : "wire_off"] = n.result()["wire"];
     n.result().erase("wire");

@@ -148,8 +148,8 @@ TEST_CASE("a packet lost before the capture point shows as a PSN gap, then arriv
   auto& nak = c.response(kRcAcknowledge, 1, 0x60, 1);
   CHECK(of(nak, EventType::NakSequence).size() == 1);
   auto& late = c.request(kRcSendOnly, 1, 8);
-  REQUIRE(of(late, EventType::LateArrival).size() == 1);
-  CHECK(of(late, EventType::LateArrival)[0].code == 0);  // a NAK asked for it
+  REQUIRE(of(late, EventType::OutOfOrder).size() == 1);
+  CHECK(of(late, EventType::OutOfOrder)[0].code == 0);  // a NAK asked for it
   CHECK(of(late, EventType::Retransmission).empty());
   auto& again = c.request(kRcSendOnly, 2, 8);
   CHECK(of(again, EventType::GoBackN).size() == 1);
@@ -487,7 +487,7 @@ TEST_CASE("reordering without a NAK is reported as tolerated (adaptive routing)"
   c.request(kRcSendOnly, 0, 8);
   c.request(kRcSendOnly, 2, 8);  // PSN 1 took a longer path
   auto& late = c.request(kRcSendOnly, 1, 8);
-  const auto e = of(late, EventType::LateArrival);
+  const auto e = of(late, EventType::OutOfOrder);
   REQUIRE(e.size() == 1);
   CHECK(e[0].code == 1);
   CHECK(describe(e[0]).find("tolerated") != std::string::npos);
@@ -556,7 +556,7 @@ TEST_CASE("reordering at the start of a capture: older PSNs that come later are 
   for (std::uint32_t psn = 5; psn <= 8; ++psn) {
     CAPTURE(psn);
     auto& r = c.request(kRcWriteOnly, psn, 8, wire::Reth{0x1000 + 8 * psn, 1, 8});
-    CHECK(of(r, EventType::LateArrival).size() == 1);
+    CHECK(of(r, EventType::OutOfOrder).size() == 1);
     CHECK(of(r, EventType::Retransmission).empty());
     CHECK(of(r, EventType::Timeout).empty());
   }

@@ -158,7 +158,7 @@ TEST_CASE("reorder_gap5_write: 9 NAKs, PSN gaps and late arrivals from reorderin
   // Frames 4..7 carry PSNs 0x100..0x103 for the first time, after 0x104:
   // reordering, not retransmission.
   for (std::uint64_t f = 4; f <= 7; ++f) {
-    CHECK(has_event(a, f, EventType::LateArrival));
+    CHECK(has_event(a, f, EventType::OutOfOrder));
     CHECK_FALSE(has_event(a, f, EventType::Retransmission));
   }
   CHECK(has_event(a, 3, EventType::Retransmission));
@@ -168,9 +168,9 @@ TEST_CASE("reorder_gap5_write: 9 NAKs, PSN gaps and late arrivals from reorderin
   const ChannelSummary& c = only_channel(a);
   CHECK(c.naks[0] == 9);
   CHECK(c.acks == 15);  // 24 Acknowledge packets: 15 ACKs and 9 NAKs
-  CHECK(c.late_arrivals >= 4);
+  CHECK(c.out_of_order >= 4);
   // Soft-RoCE does not tolerate reordering: every late arrival followed a NAK.
-  for (const Event& e : a.all(EventType::LateArrival)) CHECK(e.code == 0);
+  for (const Event& e : a.all(EventType::OutOfOrder)) CHECK(e.code == 0);
   CHECK(c.request_packets == 63);
   CHECK(c.writes == 3);
   CHECK(c.go_back_n >= 1);

@@ -25,31 +25,31 @@ import pathlib
 import subprocess
 import sys
 
-FIELDS = [
-    ("frame.number", None),
-    ("infiniband.bth.opcode", ("opcode",)),
-    ("infiniband.bth.se", ("se",)),
-    ("infiniband.bth.m", ("migreq",)),
-    ("infiniband.bth.padcnt", ("padcnt",)),
-    ("infiniband.bth.tver", ("tver",)),
-    ("infiniband.bth.p_key", ("pkey",)),
-    ("infiniband.bth.destqp", ("dqpn",)),
-    ("infiniband.bth.a", ("ackreq",)),
-    ("infiniband.bth.psn", ("psn",)),
-    ("infiniband.reth.va", ("reth", "va")),
-    ("infiniband.reth.r_key", ("reth", "rkey")),
-    ("infiniband.reth.dmalen", ("reth", "len")),
-    ("infiniband.aeth.syndrome", ("aeth", "syndrome")),
-    ("infiniband.aeth.msn", ("aeth", "msn")),
-    ("infiniband.atomiceth.swapdt", ("atomiceth", "swap_add")),
-    ("infiniband.atomiceth.cmpdt", ("atomiceth", "compare")),
-    ("infiniband.atomicacketh.origremdt", ("atomicack", "orig")),
-    ("infiniband.immdt", ("immdt",)),
-    ("infiniband.ieth", ("ieth",)),
-    ("infiniband.deth.q_key", ("deth", "qkey")),
-    ("infiniband.deth.srcqp", ("deth", "srcqp")),
-    ("infiniband.invariant.crc", ("icrc", "value")),
-]
+SCHEMA = pathlib.Path(__file__).resolve().parents[2] / "docs" / "schema" / "decode.schema.json"
+
+
+def header_fields():
+    """[(Wireshark field, [JSON paths])] for the InfiniBand header fields, from
+    the x-wireshark annotations of the decode schema (the one list of which
+    JSON field is which Wireshark field). Addresses and CM fields (named per
+    message type in Wireshark) are compared elsewhere."""
+    packet = json.loads(SCHEMA.read_text())["$defs"]["packet"]["properties"]
+    fields = {}
+
+    def walk(props, path):
+        for key, node in props.items():
+            ws = node.get("x-wireshark", "")
+            if ws.startswith("infiniband.") and not ws.startswith(("infiniband.cm.", "infiniband.grh.")):
+                fields.setdefault(ws, []).append(path + (key,))
+            walk(node.get("properties", {}), path + (key,))
+
+    walk(packet, ())
+    # The BTH opcode comes first: a frame without one is not InfiniBand to Wireshark.
+    opcode = "infiniband.bth.opcode"
+    return [("frame.number", None), (opcode, fields.pop(opcode))] + sorted(fields.items())
+
+
+FIELDS = header_fields()
 
 
 def to_int(field, text):
@@ -96,11 +96,10 @@ def compare(rdmapcap, pcap):
         if frame not in mine:
             errors.append(f"{pcap.name} frame {frame}: Wireshark decodes it, rdmapcap does not")
             continue
-        for (field, path), text in zip(FIELDS[1:], cols[1:]):
-            got = ours(mine[frame], path)
-            if got is None and path[0] == "reth":
-                # Wireshark shows the AtomicETH's VA and R_Key as reth fields.
-                got = ours(mine[frame], ("atomiceth", {"va": "va", "rkey": "rkey"}.get(path[1], "-")))
+        for (field, paths), text in zip(FIELDS[1:], cols[1:]):
+            # A Wireshark field may show one of several of ours (the RETH's
+            # VA and the AtomicETH's): whichever this packet has.
+            got = next((v for v in (ours(mine[frame], p) for p in paths) if v is not None), None)
             if text == "":
                 if got is not None:
                     errors.append(f"{pcap.name} frame {frame}: {field}: Wireshark has none, we have {got}")

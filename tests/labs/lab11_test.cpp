@@ -34,7 +34,7 @@ TEST_CASE("lab11: SEND, SEND, one READ, the fenced release; PSNs and immediates 
                                                  {"RC RDMA WRITE Only with Immediate", 0x105},
                                                  {"RC Acknowledge", 0x105}});
   const auto& f = j.at("wire").at("frames");
-  CHECK(f[4].at("reth_len") == 4096);
+  CHECK(f[4].at("reth").at("len") == 4096);
   CHECK(f[9].at("immdt") == 0);
   CHECK(f[9].at("payload_len") == 0);
   CHECK(j.at("release_imms") == json::array({0}));

@@ -47,7 +47,7 @@ TEST_CASE("lab12 default: put, FetchAdd signal after the put's last packet, wait
   std::vector<std::uint64_t> orig;
   for (const auto& f : j.at("wire").at("frames")) {
     ops.push_back(f.at("opname"));
-    if (f.contains("atomic_orig")) orig.push_back(f.at("atomic_orig"));
+    if (f.contains("atomicack")) orig.push_back(f.at("atomicack").at("orig"));
   }
   REQUIRE(ops.size() >= 11);
   CHECK(ops[0] == "RC RDMA WRITE First");

@@ -44,6 +44,16 @@ inline bool check_ok(const json& j, const std::string& id) {
   return false;
 }
 
+/// Every event of a lab's "wire" section: those in each frame's record, then
+/// the end-of-capture conclusions.
+inline json wire_events(const json& j) {
+  json out = json::array();
+  for (const auto& f : j.at("wire").at("frames"))
+    for (const auto& e : f.at("events")) out.push_back(e);
+  for (const auto& e : j.at("wire").at("end_of_capture")) out.push_back(e);
+  return out;
+}
+
 inline std::string read_file(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream ss;

@@ -201,7 +201,7 @@ def check_filters(env):
             'rdmalab.retrans_cause == "timeout"': timeout_retx,
             'rdmalab.retrans_cause == "rnr"': rnr_retx,
             "rdmalab.rnr_timer": frames_of("rnr_nak"),
-            'rdmalab.expert.rnr_nak && _ws.expert.severity == "Note"': frames_of("rnr_nak"),
+            'rdmalab.expert.rnr_nak && _ws.expert.severity == "Warning"': frames_of("rnr_nak"),
             'rdmalab.expert.retransmission && _ws.expert.severity == "Warning"':
                 frames_of("retransmission"),
             'rdmalab.expert.retry_exhausted && _ws.expert.severity == "Error"':

@@ -166,12 +166,7 @@ int cmd_decode(const std::string& path, bool json, bool all, bool payload) {
   return finish(analyzer, errors, [&](const dissect::Event& e) {
     if (json) {
       // End-of-capture conclusions are not packets: one object each, marked.
-      out.buf += "{\"end_of_capture\":true,\"event\":{\"type\":\"";
-      out.buf += dissect::event_name(e.type);
-      out.buf += "\",\"frame\":" + std::to_string(e.frame) + ",\"psn\":" + std::to_string(e.psn) +
-                 ",\"count\":" + std::to_string(e.count) + ",\"text\":";
-      dissect::append_json_string(dissect::describe(e), out.buf);
-      out.buf += "}}\n";
+      dissect::render_end_of_capture_json(e, out.buf);
     } else {
       out.buf += fmt::format("[{}] {}\n", dissect::severity_label(dissect::severity(e.type)),
                              dissect::describe(e));

@@ -87,74 +87,40 @@ int hf_related_frame = -1;
 // identifiers like the event names, not translated. The tree shows the
 // translated text.
 const value_string kIcrcStatusNames[] = {{0, "not_checked"}, {1, "good"}, {2, "bad"}, {0, nullptr}};
-const value_string kCauseNames[] = {
-    {0, "unknown"}, {1, "nak"}, {2, "rnr"}, {3, "timeout"}, {0, nullptr}};
+// Wireshark's value strings for rdmalab.retrans_cause, made from
+// dissect::cause_name() when the plugin registers.
+std::array<value_string, rdmalab::dissect::kCauses + 1> g_cause_names{};
 
 // ---- expert information ----
 
-// One expert item per event type worth a look. Severities follow
-// dissect::severity(), except RNR NAKs and the resends they cause: a
-// receiver that is not ready yet is flow control, not loss, so they are
-// notes. Events not listed (ACK matched, READ response matched, CM) are
-// shown in the tree only: they would drown the Expert Information dialog.
-struct ExpertSpec {
-  EventType type;
-  const char* abbrev;
-  int group;
-  int severity;
-  const i18n::Message* summary;
-};
+// One expert item per event type whose row in dissect::event_table() names
+// an expert group; its filter name, group, severity and summary all come
+// from that row. Events without one (ACK matched, READ response matched,
+// CM) are shown in the tree only.
+std::array<expert_field, rdmalab::dissect::kEventTypes> g_ei;
 
-constexpr std::array kExperts{
-    ExpertSpec{EventType::PsnGap, "rdmalab.expert.psn_gap", PI_SEQUENCE, PI_WARN, &M("ex.psn_gap")},
-    ExpertSpec{EventType::LateArrival, "rdmalab.expert.out_of_order", PI_SEQUENCE, PI_NOTE,
-               &M("ex.out_of_order")},
-    ExpertSpec{EventType::NakSequence, "rdmalab.expert.nak_psn_sequence", PI_SEQUENCE, PI_WARN,
-               &M("ex.nak_psn_sequence")},
-    ExpertSpec{EventType::RnrNak, "rdmalab.expert.rnr_nak", PI_SEQUENCE, PI_NOTE, &M("ex.rnr_nak")},
-    ExpertSpec{EventType::NakFatal, "rdmalab.expert.nak_fatal", PI_RESPONSE_CODE, PI_ERROR,
-               &M("ex.nak_fatal")},
-    ExpertSpec{EventType::GoBackN, "rdmalab.expert.go_back_n", PI_SEQUENCE, PI_WARN,
-               &M("ex.go_back_n")},
-    ExpertSpec{EventType::RnrRetry, "rdmalab.expert.rnr_retry", PI_SEQUENCE, PI_NOTE,
-               &M("ex.rnr_retry")},
-    ExpertSpec{EventType::Timeout, "rdmalab.expert.timeout", PI_SEQUENCE, PI_WARN,
-               &M("ex.timeout")},
-    ExpertSpec{EventType::Retransmission, "rdmalab.expert.retransmission", PI_SEQUENCE, PI_WARN,
-               &M("ex.retransmission")},
-    ExpertSpec{EventType::DuplicateRequest, "rdmalab.expert.duplicate_request", PI_SEQUENCE,
-               PI_NOTE, &M("ex.duplicate_request")},
-    ExpertSpec{EventType::DuplicateAck, "rdmalab.expert.duplicate_ack", PI_SEQUENCE, PI_NOTE,
-               &M("ex.duplicate_ack")},
-    ExpertSpec{EventType::UnmatchedResponse, "rdmalab.expert.unmatched_response", PI_SEQUENCE,
-               PI_NOTE, &M("ex.unmatched_response")},
-    ExpertSpec{EventType::RetryExhausted, "rdmalab.expert.retry_exhausted", PI_SEQUENCE, PI_ERROR,
-               &M("ex.retry_exhausted")},
-    ExpertSpec{EventType::Unacknowledged, "rdmalab.expert.unacknowledged", PI_SEQUENCE, PI_WARN,
-               &M("ex.unacknowledged")},
-    ExpertSpec{EventType::Cnp, "rdmalab.expert.cnp", PI_PROTOCOL, PI_NOTE, &M("ex.cnp")},
-    ExpertSpec{EventType::EcnMarked, "rdmalab.expert.ecn_ce", PI_PROTOCOL, PI_NOTE,
-               &M("ex.ecn_ce")},
-    ExpertSpec{EventType::LengthMismatch, "rdmalab.expert.length_mismatch", PI_PROTOCOL, PI_WARN,
-               &M("ex.length_mismatch")},
-    ExpertSpec{EventType::IcrcMismatch, "rdmalab.expert.icrc_mismatch", PI_CHECKSUM, PI_ERROR,
-               &M("ex.icrc_mismatch")},
-    ExpertSpec{EventType::Malformed, "rdmalab.expert.malformed", PI_MALFORMED, PI_ERROR,
-               &M("ex.malformed")},
-    ExpertSpec{EventType::UnknownOpcode, "rdmalab.expert.unknown_opcode", PI_MALFORMED, PI_ERROR,
-               &M("ex.unknown_opcode")},
-};
-
-std::array<expert_field, kExperts.size()> g_ei;
-
-const ExpertSpec* expert_for(EventType t, std::size_t& index) {
-  for (std::size_t i = 0; i < kExperts.size(); ++i) {
-    if (kExperts[i].type == t) {
-      index = i;
-      return &kExperts[i];
-    }
+int expert_group(rdmalab::dissect::ExpertGroup g) {
+  using rdmalab::dissect::ExpertGroup;
+  switch (g) {
+    case ExpertGroup::Sequence: return PI_SEQUENCE;
+    case ExpertGroup::ResponseCode: return PI_RESPONSE_CODE;
+    case ExpertGroup::Protocol: return PI_PROTOCOL;
+    case ExpertGroup::Checksum: return PI_CHECKSUM;
+    case ExpertGroup::Malformed: return PI_MALFORMED;
+    case ExpertGroup::None: break;
   }
-  return nullptr;
+  return 0;
+}
+
+int expert_severity(rdmalab::dissect::Severity s) {
+  using rdmalab::dissect::Severity;
+  switch (s) {
+    case Severity::Info: return PI_CHAT;
+    case Severity::Notice: return PI_NOTE;
+    case Severity::Warning: return PI_WARN;
+    case Severity::Error: return PI_ERROR;
+  }
+  return PI_NOTE;
 }
 
 // ---- state and preferences ----
@@ -246,7 +212,7 @@ struct PlannedItem {
   nstime_t time{};
   const char* value = nullptr;        // FT_STRING value
   const char* text = nullptr;         // the whole line shown in the tree
-  int expert = -1;                    // index into kExperts, for Event items
+  int expert = -1;                    // the EventType of an expert item (g_ei index)
   const char* expert_text = nullptr;  // the expert message: the explanation
 };
 
@@ -344,12 +310,12 @@ class Planner {
     PlannedItem* it = push(PlannedItem::Kind::Event, hf_event, false, line(M("hf.event"), text));
     if (it == nullptr) return;
     it->value = keep(std::string(rdmalab::dissect::event_name(e.type)));
-    std::size_t index = 0;
-    if (const ExpertSpec* spec = expert_for(e.type, index)) {
-      it->expert = static_cast<int>(index);
+    const rdmalab::dissect::EventInfo& row = rdmalab::dissect::event_info(e.type);
+    if (row.summary != nullptr) {
+      it->expert = static_cast<int>(e.type);
       it->expert_text = keep(text);
       if (!info.empty()) info += "; ";
-      info += i18n::text(*spec->summary);
+      info += i18n::text(*row.summary);
     }
     add_string(hf_explanation, M("hf.explanation"), text);
     add_details(e);
@@ -404,7 +370,7 @@ class Planner {
                  fmt::format("0x{:06x}", e.psn_begin));
         add_uint(true, hf_missing, M("hf.missing"), e.count, std::to_string(e.count));
         break;
-      case EventType::LateArrival: add_flag(hf_ooo, M("hf.ooo")); break;
+      case EventType::OutOfOrder: add_flag(hf_ooo, M("hf.ooo")); break;
       case EventType::ReadMatched:
       case EventType::AtomicMatched:
         // The message line already names a READ response's request frame.
@@ -513,6 +479,11 @@ void register_rdmalab() {
     return hf_register_info{
         id, {startup_text(name), abbrev, type, display, strings, 0x0, nullptr, HFILL}};
   };
+  for (std::size_t i = 0; i < rdmalab::dissect::kCauses; ++i) {
+    const std::string_view name = rdmalab::dissect::cause_name(static_cast<Cause>(i));
+    g_cause_names[i] = {static_cast<guint32>(i), name.data()};  // a string literal: NUL-terminated
+  }
+  g_cause_names.back() = {0, nullptr};
   static hf_register_info fields[] = {
       hf(&hf_event, "rdmalab.event", M("hf.event"), FT_STRING, BASE_NONE, nullptr),
       hf(&hf_explanation, "rdmalab.explanation", M("hf.explanation"), FT_STRING, BASE_NONE,
@@ -522,7 +493,7 @@ void register_rdmalab() {
       hf(&hf_retransmission, "rdmalab.retransmission", M("hf.retransmission"), FT_BOOLEAN,
          BASE_NONE, nullptr),
       hf(&hf_retrans_cause, "rdmalab.retrans_cause", M("hf.retrans_cause"), FT_UINT8, BASE_DEC,
-         VALS(kCauseNames)),
+         VALS(g_cause_names.data())),
       hf(&hf_original_frame, "rdmalab.original_frame", M("hf.original_frame"), FT_FRAMENUM,
          BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RETRANS_PREV)),
       hf(&hf_nak, "rdmalab.nak", M("hf.nak"), FT_UINT8, BASE_HEX, nullptr),
@@ -553,15 +524,22 @@ void register_rdmalab() {
   static gint* subtrees[] = {&ett_rdmalab, &ett_event};
   proto_register_subtree_array(subtrees, G_N_ELEMENTS(subtrees));
 
-  static std::array<ei_register_info, kExperts.size()> experts{};
-  for (std::size_t i = 0; i < kExperts.size(); ++i) {
+  // Wireshark keeps the filter names' pointers: they live as long as the program.
+  static std::array<std::string, rdmalab::dissect::kEventTypes> abbrevs;
+  static std::array<ei_register_info, rdmalab::dissect::kEventTypes> experts{};
+  std::size_t n_experts = 0;
+  for (const rdmalab::dissect::EventInfo& row : rdmalab::dissect::event_table()) {
+    const auto i = static_cast<std::size_t>(row.type);
     g_ei[i] = EI_INIT;
-    experts[i] = ei_register_info{&g_ei[i],
-                                  {kExperts[i].abbrev, kExperts[i].group, kExperts[i].severity,
-                                   startup_text(*kExperts[i].summary), EXPFILL}};
+    if (row.summary == nullptr) continue;
+    abbrevs[i] = "rdmalab.expert." + std::string(row.name);
+    experts[n_experts++] =
+        ei_register_info{&g_ei[i],
+                         {abbrevs[i].c_str(), expert_group(row.expert),
+                          expert_severity(row.severity), startup_text(*row.summary), EXPFILL}};
   }
   expert_module_t* em = expert_register_protocol(proto_rdmalab);
-  expert_register_field_array(em, experts.data(), static_cast<int>(experts.size()));
+  expert_register_field_array(em, experts.data(), static_cast<int>(n_experts));
 
   static const enum_val_t languages[] = {
       {"environment", startup_text(M("pref.lang.env")), kLangEnvironment},

@@ -4,8 +4,6 @@
 
 #include <array>
 #include <iostream>
-#include <set>
-#include <tuple>
 
 #include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/cli/cli.hpp"
@@ -49,17 +47,6 @@ consteval const Message& M(std::string_view key) {
 
 constexpr std::size_t kMaxRows = 60;
 
-nlohmann::json event_json(const dissect::Event& e) {
-  return {{"type", dissect::event_name(e.type)},
-          {"frame", e.frame},
-          {"related_frame", e.related_frame},
-          {"psn", e.psn},
-          {"code", e.code},
-          {"count", e.count},
-          {"delta_ns", e.delta_ns},
-          {"text", dissect::describe(e)}};
-}
-
 }  // namespace
 
 std::span<const i18n::Message> wire_view_catalog() noexcept {
@@ -85,10 +72,14 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
     n.warn(i18n::tr(M("unreadable"), e.what()));
     return facts;
   }
-  std::vector<dissect::Event> tail = analyzer.finish();
+  const std::vector<dissect::Event> tail = analyzer.finish();
 
-  nlohmann::json packets = nlohmann::json::array();
-  nlohmann::json events = nlohmann::json::array();
+  // The --json result's "wire" section: each packet as the record
+  // `rdmapcap decode --json` writes (its events inside), and the
+  // end-of-capture conclusions as its end-of-capture lines hold them.
+  nlohmann::json frames = nlohmann::json::array();
+  nlohmann::json end_of_capture = nlohmann::json::array();
+  std::string line;
   for (const auto& rec : recs) {
     if (!rec.is_roce() || !rec.has_bth()) continue;
     ++facts.packets;
@@ -99,48 +90,23 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
             : fmt::format("opcode 0x{:02x}", bth.opcode);
     ++facts.opcodes[op];
     if (rec.icrc && !rec.icrc->ok()) facts.icrc_all_ok = false;
-    nlohmann::json f{{"frame", rec.frame},    {"opcode", bth.opcode},
-                     {"opname", op},          {"psn", bth.psn},
-                     {"ackreq", bth.ack_req}, {"payload_len", rec.decoded.ib->payload_length}};
-    const wire::IbPacket& ib = *rec.decoded.ib;
-    if (ib.reth) {
-      f["reth_va"] = ib.reth->va;
-      f["reth_rkey"] = ib.reth->rkey;
-      f["reth_len"] = ib.reth->dma_len;
-    }
-    if (ib.aeth) {
-      f["aeth_syndrome"] = ib.aeth->syndrome;
-      f["aeth_msn"] = ib.aeth->msn;
-    }
-    if (ib.immdt) f["immdt"] = *ib.immdt;
-    if (ib.atomic_eth) {
-      f["atomic_swap_add"] = ib.atomic_eth->swap_add;
-      f["atomic_compare"] = ib.atomic_eth->compare;
-    }
-    if (ib.atomic_ack_eth) f["atomic_orig"] = ib.atomic_ack_eth->orig;
-    packets.push_back(std::move(f));
-    for (const auto& e : rec.events) {
-      ++facts.events[std::string(dissect::event_name(e.type))];
-      events.push_back(event_json(e));
-    }
+    line.clear();
+    dissect::render_packet_json(rec, line);
+    frames.push_back(nlohmann::json::parse(line));
+    for (const auto& e : rec.events) ++facts.events[std::string(dissect::event_name(e.type))];
   }
-  // finish() returns every event of the capture; those not attached to a
-  // record (the end-of-capture verdicts) are the ones still to count and show.
-  std::set<std::tuple<std::uint64_t, int, std::uint32_t>> seen;
-  for (const auto& rec : recs)
-    for (const auto& e : rec.events) seen.emplace(e.frame, static_cast<int>(e.type), e.psn);
-  std::erase_if(tail, [&](const dissect::Event& e) {
-    return seen.contains({e.frame, static_cast<int>(e.type), e.psn});
-  });
+  // finish() returns only the end-of-capture conclusions (analyzer.hpp).
   for (const auto& e : tail) {
     ++facts.events[std::string(dissect::event_name(e.type))];
-    events.push_back(event_json(e));
+    line.clear();
+    dissect::render_event_json(e, line);
+    end_of_capture.push_back(nlohmann::json::parse(line));
   }
   n.result()["wire"] = {{"capture", path},
                         {"packets", facts.packets},
                         {"icrc_ok", facts.icrc_all_ok},
-                        {"frames", packets},
-                        {"events", events}};
+                        {"frames", std::move(frames)},
+                        {"end_of_capture", std::move(end_of_capture)}};
 
   if (!n.narrating() || recs.empty()) return facts;
   std::cout << "\n" << i18n::tr(M("title"), path, facts.packets) << "\n";

@@ -245,7 +245,7 @@ struct WcRow {
   std::string_view name;
   const Message* hint;
 };
-const std::array kWc{
+constexpr std::array kWc{
     WcRow{IBV_WC_SUCCESS, "IBV_WC_SUCCESS", nullptr},
     WcRow{IBV_WC_LOC_LEN_ERR, "IBV_WC_LOC_LEN_ERR", &M("wc.loc_len")},
     WcRow{IBV_WC_LOC_QP_OP_ERR, "IBV_WC_LOC_QP_OP_ERR", &M("wc.loc_qp_op")},
@@ -271,7 +271,13 @@ const std::array kWc{
     WcRow{IBV_WC_TM_ERR, "IBV_WC_TM_ERR", &M("wc.other")},
     WcRow{IBV_WC_TM_RNDV_INCOMPLETE, "IBV_WC_TM_RNDV_INCOMPLETE", &M("wc.other")},
 };
-static_assert(kWc.size() == IBV_WC_TM_RNDV_INCOMPLETE + 1, "one row per ibv_wc_status");
+constexpr bool wc_rows_in_order() {
+  for (std::size_t i = 0; i < kWc.size(); ++i)
+    if (static_cast<std::size_t>(kWc[i].status) != i || kWc[i].name.empty()) return false;
+  return true;
+}
+static_assert(kWc.size() == IBV_WC_TM_RNDV_INCOMPLETE + 1 && wc_rows_in_order(),
+              "one row per ibv_wc_status, in enumerator order (wc_row indexes by status)");
 
 const WcRow* wc_row(ibv_wc_status s) {
   const auto i = static_cast<std::size_t>(s);

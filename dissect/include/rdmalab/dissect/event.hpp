@@ -6,6 +6,7 @@
 // language, so analysing a million packets formats nothing that is not shown.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -15,7 +16,8 @@
 
 namespace rdmalab::dissect {
 
-/// What kind of thing happened. The JSON name of each type is event_name().
+/// What kind of thing happened. Everything else about a type (its JSON name,
+/// severity, Wireshark expert item and texts) is its row of event_table().
 enum class EventType : std::uint8_t {
   // Matching: a response paired with what it answers.
   AckMatched,     // an ACK acknowledges PSNs psn_begin..psn (coalesced: count messages)
@@ -23,7 +25,7 @@ enum class EventType : std::uint8_t {
   AtomicMatched,  // an ATOMIC ACK for the CmpSwap/FetchAdd in related_frame (value = original)
   // Loss and recovery.
   PsnGap,          // requests skipped PSNs psn_begin..psn-1 on the wire
-  LateArrival,     // first arrival of a PSN older than the newest seen (reordering)
+  OutOfOrder,      // first arrival of a PSN older than the newest seen (reordering)
   NakSequence,     // NAK PSN sequence error: the responder expected PSN psn
   RnrNak,          // RNR NAK: receiver not ready, timer code in `code`
   NakFatal,        // NAK invalid request / remote access / remote operational (code)
@@ -45,25 +47,67 @@ enum class EventType : std::uint8_t {
   LengthMismatch,  // a message's payload differs from its RETH DMA length (value = bytes)
   IcrcMismatch,    // the ICRC does not match the packet
   Malformed,       // the packet could not be decoded (see the record's error)
-  UnknownOpcode,   // BTH opcode not in the table
+  UnknownOpcode,   // BTH opcode not in the table (keep it last: kEventTypes)
 };
+inline constexpr std::size_t kEventTypes = static_cast<std::size_t>(EventType::UnknownOpcode) + 1;
 
+/// How much an event deserves a look. Shown as rdmapcap's "[warning]", in
+/// JSON as "severity", and in Wireshark as the expert item's severity
+/// (Notice = PI_NOTE, Warning = PI_WARN, Error = PI_ERROR).
 enum class Severity : std::uint8_t { Info, Notice, Warning, Error };
 
-/// Why a retransmission happened.
-enum class Cause : std::uint8_t { None, Nak, Rnr, Timeout };
+/// The Wireshark expert-info group an event is filed under (PI_SEQUENCE ...);
+/// None: the event is shown in the packet tree only, not as an expert item
+/// (matched ACKs and READ responses are the normal case and would drown the
+/// Expert Information dialog).
+enum class ExpertGroup : std::uint8_t {
+  None,
+  Sequence,
+  ResponseCode,
+  Protocol,
+  Checksum,
+  Malformed
+};
+
+/// Every fact about one event type, in one row.
+struct EventInfo {
+  EventType type;
+  /// Stable snake_case name: JSON "type", and the Wireshark expert filter
+  /// "rdmalab.expert.<name>".
+  std::string_view name;
+  Severity severity;
+  ExpertGroup expert;
+  /// The expert item's short summary (Wireshark's Expert Information dialog);
+  /// null when `expert` is None.
+  const i18n::Message* summary;
+  /// The sentence describe() explains the event with (the variants it picks
+  /// for some events are listed in event.cpp beside it).
+  const i18n::Message* text;
+};
+
+/// One row per EventType, in enumerator order (checked at compile time).
+[[nodiscard]] std::span<const EventInfo> event_table() noexcept;
+[[nodiscard]] const EventInfo& event_info(EventType t) noexcept;
+
+/// Why a retransmission happened. Unknown: the capture holds neither the NAK
+/// nor the silence that caused it (e.g. a capture that starts mid-recovery).
+enum class Cause : std::uint8_t { Unknown, Nak, Rnr, Timeout };
+inline constexpr std::size_t kCauses = 4;
+/// Stable name of a cause: "unknown", "nak", "rnr", "timeout" (JSON "cause",
+/// Wireshark's rdmalab.retrans_cause values).
+[[nodiscard]] std::string_view cause_name(Cause c) noexcept;
 
 struct Event {
   EventType type = EventType::AckMatched;
   std::uint64_t frame = 0;          // the frame this event is attached to
   std::uint64_t related_frame = 0;  // 0 when none: original, request, NAK ...
   std::uint32_t psn = 0;
-  std::uint32_t psn_begin = 0;  // first PSN of a range (ranges end at psn)
-  std::int64_t delta_ns = -1;   // measured interval (RTT, gap, wait); -1 unknown
-  std::uint32_t count = 0;      // messages, packets or retries
-  std::uint8_t code = 0;        // timeout exponent, NAK code, RNR timer code
-  Cause cause = Cause::None;    // for Retransmission
-  std::uint64_t value = 0;      // atomic original value, bytes ...
+  std::uint32_t psn_begin = 0;   // first PSN of a range (ranges end at psn)
+  std::int64_t delta_ns = -1;    // measured interval (RTT, gap, wait); -1 unknown
+  std::uint32_t count = 0;       // messages, packets or retries
+  std::uint8_t code = 0;         // timeout exponent, NAK code, RNR timer code
+  Cause cause = Cause::Unknown;  // for Retransmission
+  std::uint64_t value = 0;       // atomic original value, bytes ...
   /// The conversation an end-of-capture event concerns (Analyzer::finish);
   /// 0 on per-packet events, whose record carries the conversation.
   std::uint32_t conversation = 0;

@@ -25,6 +25,15 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
 /// the extension headers present, icrc{value,ok} and events.
 void render_packet_json(const PacketRecord& rec, std::string& out);
 
+/// One event as a JSON object (no newline): type, severity, frame,
+/// related_frame, psn and the fields of its type, delta_ns, text. The same
+/// object appears in a packet's "events" and in end-of-capture lines.
+void render_event_json(const Event& e, std::string& out);
+
+/// An end-of-capture conclusion (Analyzer::finish) as one JSON line:
+/// {"end_of_capture":true,"event":{...}}.
+void render_end_of_capture_json(const Event& e, std::string& out);
+
 /// The payload bytes the capture holds for a RoCE packet as a hex dump,
 /// 16 bytes a line with offsets and printable ASCII ("    0000  41 42 ...  |AB..|"),
 /// or as one lowercase hex string when `compact`. Nothing when it has none.
