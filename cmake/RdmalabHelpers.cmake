@@ -1,14 +1,19 @@
 # Small helpers so that each folder's CMakeLists.txt is one call per target.
 
-# rdmalab_add_library(NAME SOURCES ... [DEPS ...] [CATALOG HEADER FUNCTION [HEADER FUNCTION ...]])
+# rdmalab_add_library(NAME [PIC] SOURCES ... [DEPS ...] [CATALOG HEADER FUNCTION [HEADER FUNCTION ...]])
 # A static library rdmalab_NAME with alias rdmalab::NAME and public headers in
-# include/ beside the sources. CATALOG registers the library's message catalog
+# include/ beside the sources. PIC: position-independent code, for a library
+# that a shared object links too (the Wireshark plugin links i18n, wire and
+# dissect); a library says so itself, no other folder changes its properties. CATALOG registers the library's message catalog
 # (the header declaring it and the function returning it) with the bilingual
 # parity test, which checks every registered catalog.
 function(rdmalab_add_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;CATALOG" ${ARGN})
+  cmake_parse_arguments(ARG "PIC" "" "SOURCES;DEPS;CATALOG" ${ARGN})
   add_library(rdmalab_${name} STATIC ${ARG_SOURCES})
   add_library(rdmalab::${name} ALIAS rdmalab_${name})
+  if(ARG_PIC)
+    set_target_properties(rdmalab_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
   target_include_directories(rdmalab_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_link_libraries(rdmalab_${name} PUBLIC ${ARG_DEPS} PRIVATE rdmalab_warnings rdmalab_sanitizers)
   # CATALOG takes one or more (header, function) pairs.

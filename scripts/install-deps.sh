@@ -9,7 +9,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  g++ cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format
+  g++ cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format clang-tidy
   # rdma-core: verbs, rdma_cm, the providers (rxe among them) and the tools
   libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
   # capture files, command lines, formatting, JSON, tests, CRC

@@ -354,13 +354,14 @@ struct Analyzer::Impl {
 
   // ---- requester side ---------------------------------------------------
 
-  /// Removes psn from the missing ranges; returns whether it was missing and
-  /// whether a NAK had asked for it (`naked`).
+  /// Whether a request holding psn was ever sent on the channel.
   static bool ever_sent(const Channel& c, std::uint32_t psn) {
     return std::any_of(c.sent.begin(), c.sent.end(),
                        [&](const Outstanding& o) { return o.holds(psn); });
   }
 
+  /// Removes psn from the missing ranges; returns whether it was missing and
+  /// whether a NAK had asked for it (`naked`).
   bool take_missing(Channel& c, std::uint32_t psn, bool& naked) {
     for (std::size_t i = 0; i < c.missing.size(); ++i) {
       Range& r = c.missing[i];

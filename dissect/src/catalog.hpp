@@ -318,7 +318,6 @@ inline constexpr std::array kCatalog{
     Message{"sum.cnp", "    CNPs: {0}; ICRC errors: {1}", "    CNP：{0} 个；ICRC 错误：{1} 个"},
     Message{"sum.none", "No RoCE conversation in this capture.", "这个抓包中没有 RoCE 会话。"},
     // ---- ladder ----
-    Message{"lad.title", "Conversation {0}: {1} ⇄ {2}", "会话 {0}：{1} ⇄ {2}"},
     Message{"lad.time", "time", "时间"},
     Message{"lad.truncated", "({} more rows not drawn)", "（还有 {} 行未画出）"},
 };

@@ -49,7 +49,6 @@ inline constexpr std::array kCatalog{
     Message{"tree.timeout", "{0} (4.096 µs × 2^{0} ≈ {1:.1f} ms)",
             "{0}（4.096 微秒 × 2^{0} ≈ {1:.1f} 毫秒）"},
     Message{"tree.rnr", "{0} ({1} ms)", "{0}（{1} 毫秒）"},
-    Message{"tree.message", "message {0}, packet {1}", "消息 {0}，第 {1} 个报文"},
     Message{"tree.end_of_capture", "{} (end of capture)", "{}（抓包结束时的结论）"},
     Message{"icrc.good", "good (0x{:08x})", "正确（0x{:08x}）"},
     Message{"icrc.bad", "bad: the packet carries 0x{0:08x}, computed 0x{1:08x}",

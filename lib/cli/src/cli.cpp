@@ -27,7 +27,6 @@ constexpr std::array kCatalog{
     Message{"err.required", "a required option or argument is missing", "缺少必需的选项或参数"},
     Message{"err.value", "an option has an invalid value", "某个选项的取值无效"},
     Message{"err.extras", "unexpected extra arguments", "多余的参数"},
-    Message{"err.subcommand", "a subcommand is required", "需要指定一个子命令"},
     Message{"err.other", "the command line is not valid", "命令行无效"},
     Message{"err.see_help", "run with --help for the options", "使用 --help 查看可用选项"},
 };

@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "qp_init.hpp"
 #include "rdmalab/verbs/backend.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/verbs/log.hpp"
+#include "rdmalab/verbs/qp_init.hpp"
 
 namespace rdmalab::verbs {
 namespace {

@@ -28,7 +28,6 @@ constexpr std::array kCatalog{
     Message{"bad.unknown", "unknown field '{}'", "未知字段 '{}'"},
     Message{"bad.mtu", "MTU {} is not 256, 512, 1024, 2048 or 4096",
             "MTU {} 不是 256、512、1024、2048 或 4096"},
-    Message{"bad.range", "{} value out of range", "{} 的取值超出范围"},
     Message{"listen_failed", "cannot listen on TCP port {}: {}", "无法在 TCP 端口 {} 上监听：{}"},
     Message{"accept_timeout", "no peer connected to TCP port {} within {} s",
             "{1} 秒内没有对端连接到 TCP 端口 {0}"},

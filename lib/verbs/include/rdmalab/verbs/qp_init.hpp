@@ -1,4 +1,5 @@
-// The ibv_qp_init_attr both backends build from QpInitAttrs.
+// The ibv_qp_init_attr both backends (rdmalab::verbs and rdmalab::verbs_sim)
+// build from QpInitAttrs.
 #pragma once
 
 #include <infiniband/verbs.h>

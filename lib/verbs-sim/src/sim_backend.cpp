@@ -8,10 +8,10 @@
 #include <array>
 
 #include "cm_sim.hpp"
-#include "qp_init.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/verbs/log.hpp"
+#include "rdmalab/verbs/qp_init.hpp"
 
 namespace rdmalab::verbs {
 namespace {

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# clang-tidy, as .clang-tidy says, over every C++ source of the libraries,
+# tools, labs and benchmarks (the tests are left out: doctest's macros trip
+# the bug-prone checks by design). Needs the build's compile_commands.json.
+# Prints each finding and exits 1 when there is one; exits 0 when none.
+#
+#   tests/tidy-check.sh BUILD_DIR [RUN_CLANG_TIDY]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?build directory with compile_commands.json}
+runner=${2:-run-clang-tidy}
+[[ -f "$build/compile_commands.json" ]] || { echo "tidy: no $build/compile_commands.json"; exit 1; }
+root=$(pwd)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# One job per core; -quiet drops the per-file banner, the findings remain.
+"$runner" -p "$build" -quiet -j "$(nproc)" "^$root/(lib|dissect|labs|tools|bench)/" >"$log" 2>&1
+status=$?
+findings=$(grep -cE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log")
+files=$(grep -cE '^\S*clang-tidy' "$log")
+if ((status != 0 || findings > 0)); then
+  grep -E -A3 '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log" | head -200
+  echo "tidy: $findings finding(s) (exit $status)"
+  exit 1
+fi
+echo "tidy: $files sources checked, no finding"
