@@ -4,19 +4,16 @@
 // program: open two devices (two simulated hosts, or one real device with two
 // QPs), create PD, MR, CQ and QP on each side, connect the QPs, post a
 // receive, post a SEND, poll both completion queues, check the bytes, and
-// show what went on the wire. The set-up steps (lib/lab/src/endpoint.cpp)
-// narrate every verb they call; the data path is spelled out here.
+// show what went on the wire. The set-up steps (labs/support/src/setup.cpp and
+// endpoint.cpp) narrate every verb they call; the data path is spelled out here.
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "messages.hpp"
-#include "rdmalab/lab/cm_connect.hpp"
-#include "rdmalab/lab/endpoint.hpp"
-#include "rdmalab/lab/narrator.hpp"
-#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/setup.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
 
@@ -25,6 +22,10 @@ using i18n::tr;
 using lab01::M;
 
 namespace {
+
+// The sender's SENDs are wr_id 1, 2, ...; the receiver's receives 1000, 1001, ...
+constexpr std::uint64_t kFirstSendWrId = 1;
+constexpr std::uint64_t kFirstRecvWrId = 1000;
 
 struct Options {
   lab::CommonOptions common;
@@ -39,46 +40,47 @@ struct Options {
 void run_lab(lab::Narrator& n, const Options& o) {
   const auto rnr_retry =
       static_cast<std::uint8_t>(o.rnr_retry >= 0 ? o.rnr_retry : (o.no_recv ? 1 : 7));
-  // Which side(s) this process plays: both (one process), or with
+  // 1-4. The set-up (labs/support/src/setup.cpp, which narrates every verb
+  // it calls). Which side(s) this process plays: both (one process), or with
   // --connect the sender and with --listen the receiver, on two hosts.
-  const lab::Role role = lab::role_of(o.common);
-  const bool sends = role != lab::Role::Passive;
-  const bool receives = role != lab::Role::Active;
-
-  // 1. Backend: a real device if there is one, else the simulated fabric,
-  // whose wire is captured to a pcap file.
-  n.step(tr(M("step.backend")));
-  lab::Environment env = lab::open_environment(n, o.common);
-  // Two processes exchange their connection data over TCP, unless the CM
-  // connects them in band (--cm).
-  std::optional<verbs::OobChannel> peer =
-      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
-
-  // 2. Devices and resources: on the simulator two hosts, sim1 sends to
-  // sim0; on real verbs both QPs live on one device (-d) and rxe loops the
-  // packets back, or each host runs one side. Each side gets a PD, a
-  // registered buffer, a CQ and an RC QP.
-  n.step(tr(M("step.resources")));
-  lab::Endpoint tx, rx;
-  tx.role = tr(M("sender"));
-  rx.role = tr(M("receiver"));
-  lab::EndpointSpec spec;
-  spec.buffer = o.size;
-  spec.cqe = 2 * o.iters + 2;
-  spec.max_wr = static_cast<std::uint32_t>(o.iters + 1);
-  spec.device = lab::requester_device(env, o.common);
-  if (sends) lab::open_endpoint(n, env, tx, spec, o.common);
-  spec.device = lab::responder_device(env, o.common);
-  if (receives) lab::open_endpoint(n, env, rx, spec, o.common);
-
+  //  1. Backend: a real device if there is one, else the simulated fabric,
+  //     whose wire is captured to a pcap file. Two processes exchange their
+  //     connection data over TCP, unless the CM connects them in band (--cm).
+  //  2. Devices and resources: on the simulator two hosts, sim1 sends to
+  //     sim0; on real verbs both QPs live on one device (-d) and rxe loops
+  //     the packets back, or each host runs one side. Each side gets a PD, a
+  //     registered buffer, a CQ and an RC QP.
+  //  3. What each side tells the other. Two-sided operations need no VA or
+  //     rkey: only QPN, first PSN and GID. Real programs pick random first
+  //     PSNs; fixed ones make the capture easy to read.
+  //  4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
+  //     sender's rnr_retry says how often it retries after an RNR NAK.
+  //  With --cm the connection manager does 3 and 4 in band: see
+  //  labs/support/src/cm_connect.cpp.
+  lab::SetupSpec spec;
+  spec.steps = {tr(M("step.backend")),  tr(M("step.resources")), tr(M("step.cm")), {},
+                tr(M("step.exchange")), tr(M("step.connect"))};
+  spec.exchange_note = tr(M("say.exchange"));
+  spec.active_role = tr(M("sender"));
+  spec.passive_role = tr(M("receiver"));
+  spec.active.buffer = o.size;
+  spec.active.cqe = 2 * o.iters + 2;
+  spec.active.max_wr = static_cast<std::uint32_t>(o.iters + 1);
+  spec.passive = spec.active;
+  spec.connect.mtu = o.mtu;
+  spec.connect.rnr_retry = rnr_retry;
+  spec.passive_connect = spec.connect;
+  spec.passive_connect->rnr_retry = 7;
+  spec.cm = o.cm;
+  spec.show_pair_in_exchange_step = true;
   // The receives, posted in step 5; with --cm --listen already before the
   // accept, since the peer may send as soon as it has the REP.
-  ibv_sge rx_sge = receives ? rx.sge(0, o.size) : ibv_sge{};
+  ibv_sge rx_sge{};
   bool posted = false;
-  const auto post_receives = [&] {
-    for (int i = 0; i < o.iters && !o.no_recv && receives; ++i) {
+  const auto post_receives = [&](lab::Endpoint& rx) {
+    for (int i = 0; i < o.iters && !o.no_recv; ++i) {
       ibv_recv_wr wr{};
-      wr.wr_id = 1000 + static_cast<std::uint64_t>(i);
+      wr.wr_id = kFirstRecvWrId + static_cast<std::uint64_t>(i);
       wr.sg_list = &rx_sge;
       wr.num_sge = 1;
       ibv_recv_wr* bad = nullptr;
@@ -90,58 +92,22 @@ void run_lab(lab::Narrator& n, const Options& o) {
     }
     posted = true;
   };
-
-  // 3-4. With --cm the connection manager does both in band: see
-  // lib/lab/src/cm_connect.cpp.
-  if (o.cm) {
-    n.step(tr(M("step.cm")));
-    lab::ConnectSpec c;
-    c.rnr_retry = rnr_retry;
-    if (role == lab::Role::Both) {
-      lab::connect_pair_cm(n, env, tx, rx, c);
-    } else if (role == lab::Role::Passive) {
-      lab::accept_cm(n, env, rx, *o.common.listen, post_receives, c);
-    } else {
-      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
-      lab::connect_cm(n, env, tx, host, port, c);
-    }
-  } else {
-    // 3. What each side tells the other. Two-sided operations need no VA or
-    // rkey: only QPN, first PSN and GID. Real programs pick random first
-    // PSNs; fixed ones make the capture easy to read.
-    n.step(tr(M("step.exchange")));
-    tx.first_psn = 0x000100;
-    rx.first_psn = 0x000200;
-    n.say(tr(M("say.exchange")));
-    verbs::ConnInfo from_tx, from_rx;
-    if (peer) {
-      (sends ? from_rx : from_tx) =
-          lab::exchange_with_peer(n, *peer, sends ? tx : rx, o.mtu, false);
-    } else {
-      from_tx = lab::show_exchange(n, tx, o.mtu, false);
-      from_rx = lab::show_exchange(n, rx, o.mtu, false);
-    }
-
-    // 4. Connect: each QP learns the other's QPN, PSN and GID at RTR; the
-    // sender's rnr_retry says how often it retries after an RNR NAK.
-    n.step(tr(M("step.connect")));
-    lab::ConnectSpec c;
-    c.mtu = o.mtu;
-    c.rnr_retry = rnr_retry;
-    if (sends) lab::connect_rc(n, tx, from_rx, c, o.common);
-    c.rnr_retry = 7;
-    if (receives) lab::connect_rc(n, rx, from_tx, c, o.common);
-  }
+  spec.after_open = [&](lab::Setup& s) {
+    if (s.plays_passive()) rx_sge = s.passive.sge(0, o.size);
+  };
+  spec.before_accept = [&](lab::Setup& s) { post_receives(s.passive); };
+  lab::Setup s(n, o.common, spec);
+  lab::Endpoint& tx = s.active;
+  lab::Endpoint& rx = s.passive;
+  const bool sends = s.plays_active();
+  const bool receives = s.plays_passive();
 
   // 5. The receiver posts its receive work requests BEFORE the sender sends;
   // between two hosts it says "ready" once they are posted.
   n.step(o.no_recv ? tr(M("step.no_recv")) : tr(M("step.recv")));
   n.say(o.no_recv ? tr(M("why.no_recv")) : tr(M("why.recv")));
-  if (!posted) post_receives();
-  if (peer) {
-    if (receives) lab::tell_peer(*peer, "ready");
-    if (sends) lab::await_peer(*peer, "ready");
-  }
+  if (!posted && receives) post_receives(rx);
+  s.say_ready();
 
   // 6. The sender posts its SENDs. The payload is a pattern both sides know,
   // so that a receiver on another host can check it.
@@ -152,7 +118,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   ibv_sge tx_sge = sends ? tx.sge(0, o.size) : ibv_sge{};
   for (int i = 0; i < o.iters && sends; ++i) {
     ibv_send_wr wr{};
-    wr.wr_id = static_cast<std::uint64_t>(i + 1);
+    wr.wr_id = kFirstSendWrId + static_cast<std::uint64_t>(i);
     wr.sg_list = &tx_sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
@@ -173,11 +139,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
   const auto tx_wcs = sends ? lab::poll_and_show(n, tx, n_msgs) : std::vector<ibv_wc>{};
   const auto rx_wcs =
       receives && !o.no_recv ? lab::poll_and_show(n, rx, n_msgs) : std::vector<ibv_wc>{};
-  if (peer) {
-    // Keep both processes (and their QPs) alive until both are done.
-    if (sends) lab::tell_peer(*peer, "done");
-    if (receives) lab::await_peer(*peer, "done");
-  }
+  // Keep both processes (and their QPs) alive until both are done.
+  s.say_done();
 
   // 8. Verify what happened, from the completions and the memory.
   n.step(tr(M("step.verify")));
@@ -207,11 +170,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   }
 
   // With --cm the sender disconnects (DREQ) and the receiver answers (DREP).
-  if (o.cm && sends) lab::disconnect_cm(n, env, tx);
-  if (o.cm && !sends) lab::await_disconnect_cm(n, env, rx);
+  s.disconnect();
 
   // 9. What went on the wire: the simulator captured every frame.
-  if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
+  if (const auto facts = lab::finish_wire(n, s.env, o.common.capture)) {
     const auto count = [&](const char* op) {
       const auto it = facts->opcodes.find(op);
       return it == facts->opcodes.end() ? 0 : it->second;

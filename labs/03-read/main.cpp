@@ -9,20 +9,14 @@
 // source alone, with --connect HOST:PORT the reader alone, on two hosts: the
 // source's VA, rkey and length then travel in the out-of-band message, or,
 // with --cm, in a SEND right after the in-band connection (as rping does).
-#include <endian.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
-#include <stdexcept>
 
 #include "messages.hpp"
-#include "rdmalab/lab/buffer_info.hpp"
-#include "rdmalab/lab/cm_connect.hpp"
-#include "rdmalab/lab/endpoint.hpp"
-#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/setup.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -44,101 +38,50 @@ struct Options {
 };
 
 void run_lab(lab::Narrator& n, const Options& o) {
-  // Which side(s) this process plays: both, or the reader (--connect) or the
-  // source (--listen) alone.
-  const lab::Role role = lab::role_of(o.common);
-  const bool reads = role != lab::Role::Passive;
-  const bool serves = role != lab::Role::Active;
   const auto iters = static_cast<std::uint32_t>(o.iters);
   const std::size_t total = std::size_t{o.size} * iters;
-  n.step(tr(M("step.backend")));
-  lab::Environment env = lab::open_environment(n, o.common);
-  std::optional<verbs::OobChannel> peer =
-      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
-
-  n.step(tr(M("step.resources")));
-  lab::Endpoint rd, src;
-  rd.role = tr(M("reader"));
-  src.role = tr(M("source"));
-  lab::EndpointSpec spec;
-  spec.buffer = total;
+  // Both sides in one process, or the reader (--connect) or the source
+  // (--listen) alone; connected out of band, or with --cm by rdma_cm.
+  lab::SetupSpec spec;
+  spec.steps = {tr(M("step.backend")), tr(M("step.resources")), tr(M("step.cm")),
+                tr(M("step.info")),    tr(M("step.exchange")),  tr(M("step.connect"))};
+  spec.info_note = tr(M("why.info"));
+  spec.connect_note = tr(M("why.resources"));
+  spec.active_role = tr(M("reader"));
+  spec.passive_role = tr(M("source"));
+  spec.active.buffer = total;
   // Room for every WR of the chain (and the buffer message with --cm) in
   // the send queue and the CQ: -n goes up to 64.
-  spec.max_wr = std::max<std::uint32_t>(spec.max_wr, iters + 1);
-  spec.cqe = std::max(spec.cqe, static_cast<int>(iters) + 2);
-  lab::EndpointSpec responder = spec;
-  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (role == lab::Role::Both) {
-    lab::open_pair(n, env, rd, src, spec, responder, o.common);
-  } else {
-    spec.device = responder.device = o.common.device;
-    lab::open_endpoint(n, env, reads ? rd : src, reads ? spec : responder, o.common);
-  }
-
-  // The bytes the source holds: a pattern both sides know, so that a reader
-  // on another host can check what it read.
-  std::vector<std::uint8_t> pattern(total);
-  for (std::size_t i = 0; i < total; ++i) pattern[i] = static_cast<std::uint8_t>(i * 13 + 5);
-  const auto fill_source = [&] {
-    for (std::size_t i = 0; i < src.size(); ++i)
-      src.buf()[i] = static_cast<std::uint8_t>(i * 13 + 5);
-  };
-
+  spec.active.max_wr = std::max<std::uint32_t>(spec.active.max_wr, iters + 1);
+  spec.active.cqe = std::max(spec.active.cqe, static_cast<int>(iters) + 2);
+  spec.passive = spec.active;
+  spec.passive.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
   // The READ resources: how many READs the reader keeps in flight, and how
   // many the source serves at once.
-  verbs::ConnInfo remote;
-  lab::ConnectSpec c;
-  c.mtu = o.mtu;
-  c.max_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
-  c.max_dest_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
-  lab::BufferInfo info_in, info_out;
-  if (o.cm) {
-    n.step(tr(M("step.cm")));
-    if (reads) lab::expect_buffer_info(n, rd, info_in, o.common, tr(M("source")));
-    if (role == lab::Role::Both) {
-      lab::connect_pair_cm(n, env, rd, src, c);
-    } else if (serves) {
-      fill_source();  // before the reader can read
-      lab::accept_cm(n, env, src, *o.common.listen, {}, c);
-    } else {
-      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
-      lab::connect_cm(n, env, rd, host, port, c);
-    }
-    n.step(tr(M("step.info")));
-    n.say(tr(M("why.info")));
-    if (serves) lab::send_buffer_info(n, src, info_out);
-    if (reads) remote = lab::take_buffer_info(n, rd, info_in, tr(M("source")));
-    if (serves) (void)lab::poll_and_show(n, src, 1);
-  } else {
-    n.step(tr(M("step.exchange")));
-    rd.first_psn = 0x000100;
-    src.first_psn = 0x000200;
-    if (peer) remote = lab::exchange_with_peer(n, *peer, reads ? rd : src, o.mtu, serves);
-
-    n.step(tr(M("step.connect")));
-    n.say(tr(M("why.resources")));
-    if (!peer) {
-      lab::connect_pair(n, rd, src, c, o.common, true);
-    } else {
-      lab::connect_rc(n, reads ? rd : src, remote, c, o.common);
-      // The source's QP is at RTR and its buffer filled before the reader
-      // may read.
-      if (serves) {
-        fill_source();
-        lab::tell_peer(*peer, "ready");
-      }
-      if (reads) lab::await_peer(*peer, "ready");
-    }
-  }
-  if (role == lab::Role::Both) {
-    remote.va = src.mr->va();
-    remote.rkey = src.mr->rkey();
-    remote.len = src.mr->length();
-  }
+  spec.connect.mtu = o.mtu;
+  spec.connect.max_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
+  spec.connect.max_dest_rd_atomic = static_cast<std::uint8_t>(o.rd_atomic);
+  spec.cm = o.cm;
+  spec.one_sided = true;
+  // The source's QP is at RTR and its buffer filled before the reader may read.
+  spec.ready_after_connect = true;
+  // The bytes the source holds: a pattern both sides know, so that a reader
+  // on another host can check what it read.
+  spec.after_open = [&](lab::Setup& s) {
+    for (std::size_t i = 0; s.plays_passive() && i < s.passive.size(); ++i)
+      s.passive.buf()[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  };
+  lab::Setup s(n, o.common, spec);
+  lab::Endpoint& rd = s.active;
+  lab::Endpoint& src = s.passive;
+  const bool reads = s.plays_active();
+  const bool serves = s.plays_passive();
+  const verbs::ConnInfo& remote = s.remote;
   if (reads && remote.len < total) throw verbs::UsageError(tr(M("too_small"), remote.len, total));
+  std::vector<std::uint8_t> pattern(total);
+  for (std::size_t i = 0; i < total; ++i) pattern[i] = static_cast<std::uint8_t>(i * 13 + 5);
 
   n.step(tr(M("step.read")));
-  if (role == lab::Role::Both) fill_source();
   // Each READ fills its own slice of the reader's buffer from the same slice
   // of the source's.
   std::optional<lab::WrChain> reads_chain;
@@ -157,12 +100,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   // word "done" over TCP, or with --cm its disconnect (CM DREQ).
   n.step(tr(M("step.poll")));
   const auto wcs = reads ? lab::poll_and_show(n, rd, iters) : std::vector<ibv_wc>{};
-  if (role != lab::Role::Both) {
+  if (!s.one_process()) {
     if (serves) n.say(tr(M("wait_done")));
-    if (peer && reads) lab::tell_peer(*peer, "done");
-    if (peer && serves) lab::await_peer(*peer, "done");
-    if (o.cm && reads) lab::disconnect_cm(n, env, rd);
-    if (o.cm && serves) lab::await_disconnect_cm(n, env, src);
+    s.say_done();
+    s.disconnect();
   }
 
   n.step(tr(M("step.verify")));
@@ -184,18 +125,19 @@ void run_lab(lab::Narrator& n, const Options& o) {
     ibv_wc none[1];
     n.check("source_silent", tr(M("check.source_silent")), src.cq->poll(none) == 0);
   }
-  if (o.cm && role == lab::Role::Both) lab::disconnect_cm(n, env, rd);
+  if (s.one_process()) s.disconnect();
 
-  if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
+  if (const auto facts = lab::finish_wire(n, s.env, o.common.capture)) {
     // READ Requests advance the PSN by the number of responses each expects.
     const std::uint32_t per_read =
         (o.size + static_cast<std::uint32_t>(o.mtu) - 1) / static_cast<std::uint32_t>(o.mtu);
     std::vector<std::uint32_t> req_psns;
     std::uint64_t responses = 0;
-    for (const auto& f : n.result()["wire"]["frames"]) {
-      if (f["opcode"] == wire::opcode::kRcReadRequest) req_psns.push_back(f["psn"]);
-      const int op = f["opcode"];
-      if (op >= wire::opcode::kRcReadResponseFirst && op <= wire::opcode::kRcReadResponseOnly)
+    for (const dissect::PacketRecord* rec : facts->roce()) {
+      const wire::Bth& bth = rec->decoded.ib->bth;
+      if (bth.opcode == wire::opcode::kRcReadRequest) req_psns.push_back(bth.psn);
+      if (bth.opcode >= wire::opcode::kRcReadResponseFirst &&
+          bth.opcode <= wire::opcode::kRcReadResponseOnly)
         ++responses;
     }
     bool psn_ok = req_psns.size() == iters;

@@ -30,6 +30,12 @@ using lab04::M;
 
 namespace {
 
+// The FetchAdds of round k are wr_id k on both clients; the CmpSwaps are 99.
+constexpr std::uint64_t kCmpSwapWrId = 99;
+// The clients' QPs start at PSN 0x000100 and 0x000200, the owner's at these.
+constexpr std::uint32_t kOwnerFirstPsn = 0x000800;
+constexpr std::uint32_t kPsnStride = 0x100;
+
 struct Options {
   lab::CommonOptions common;
   int iters = 5;
@@ -96,7 +102,7 @@ CmpSwaps cmp_swap_twice(lab::Narrator& n, lab::Endpoint& client, std::uint64_t v
                         nlohmann::json& cas_json) {
   CmpSwaps c;
   for (std::size_t k = 0; k < 2; ++k) {
-    post_atomic(client, IBV_WR_ATOMIC_CMP_AND_SWP, va, rkey, expect, 1000, 99);
+    post_atomic(client, IBV_WR_ATOMIC_CMP_AND_SWP, va, rkey, expect, 1000, kCmpSwapWrId);
     const auto wcs = lab::poll_and_show(n, client, 1);
     for (const auto& wc : wcs) wcs_json.push_back(lab::wc_json(client.role, wc));
     c.found[k] = client.storage[0];
@@ -163,7 +169,8 @@ void run_two_process(lab::Narrator& n, const Options& o, lab::Role role) {
   c.max_rd_atomic = c.max_dest_rd_atomic = 4;
   for (std::size_t i = 0; i < 2; ++i) {
     lab::Endpoint& me = owns ? owner[i] : clients[i];
-    me.first_psn = (owns ? 0x000800 : 0x000100) + 0x100 * static_cast<std::uint32_t>(i);
+    me.first_psn = (owns ? kOwnerFirstPsn : lab::kRequesterFirstPsn) +
+                   kPsnStride * static_cast<std::uint32_t>(i);
     remote[i] = lab::exchange_with_peer(n, *peer, me, c.mtu, owns && i == 0);
   }
   n.step(tr(M("step.connect")));
@@ -268,8 +275,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
   n.step(tr(M("step.connect")));
   for (std::size_t i = 0; i < 2; ++i) {
-    clients[i].first_psn = 0x000100 + 0x100 * static_cast<std::uint32_t>(i);
-    owner[i].first_psn = 0x000800 + 0x100 * static_cast<std::uint32_t>(i);
+    clients[i].first_psn = lab::kRequesterFirstPsn + kPsnStride * static_cast<std::uint32_t>(i);
+    owner[i].first_psn = kOwnerFirstPsn + kPsnStride * static_cast<std::uint32_t>(i);
     lab::ConnectSpec c;
     c.max_rd_atomic = c.max_dest_rd_atomic = 4;
     // Only the first owner QP's endpoint holds the counter's MR; both use its rkey.
@@ -310,10 +317,12 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     std::size_t requests = 0, acks_with_orig = 0;
-    for (const auto& f : n.result()["wire"]["frames"]) {
-      if (f["opcode"] == wire::opcode::kRcFetchAdd || f["opcode"] == wire::opcode::kRcCompareSwap)
+    for (const dissect::PacketRecord* rec : facts->roce()) {
+      const wire::IbPacket& ib = *rec->decoded.ib;
+      if (ib.bth.opcode == wire::opcode::kRcFetchAdd ||
+          ib.bth.opcode == wire::opcode::kRcCompareSwap)
         ++requests;
-      if (f["opcode"] == wire::opcode::kRcAtomicAcknowledge && f.contains("atomicack"))
+      if (ib.bth.opcode == wire::opcode::kRcAtomicAcknowledge && ib.atomic_ack_eth)
         ++acks_with_orig;
     }
     const auto total = static_cast<std::size_t>(2 * o.iters + 2);

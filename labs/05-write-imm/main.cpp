@@ -10,19 +10,13 @@
 // target's VA, rkey and length then travel in the out-of-band message, or,
 // with --cm, in a SEND right after the in-band connection (as rping does).
 #include <arpa/inet.h>
-#include <endian.h>
 #include <fmt/format.h>
 
-#include <array>
 #include <cstring>
-#include <stdexcept>
 
 #include "messages.hpp"
-#include "rdmalab/lab/buffer_info.hpp"
-#include "rdmalab/lab/cm_connect.hpp"
-#include "rdmalab/lab/endpoint.hpp"
-#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/setup.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -33,6 +27,10 @@ using lab05::M;
 
 namespace {
 
+// The writer's WRITE with immediate, and the receive its immediate consumes.
+constexpr std::uint64_t kWriteWrId = 1;
+constexpr std::uint64_t kImmRecvWrId = 500;
+
 struct Options {
   lab::CommonOptions common;
   std::uint32_t size = 64;
@@ -42,96 +40,55 @@ struct Options {
 };
 
 void run_lab(lab::Narrator& n, const Options& o) {
-  // Which side(s) this process plays: both, or the writer (--connect) or the
-  // target (--listen) alone.
-  const lab::Role role = lab::role_of(o.common);
-  const bool writes = role != lab::Role::Passive;
-  const bool targets = role != lab::Role::Active;
-  n.step(tr(M("step.backend")));
-  lab::Environment env = lab::open_environment(n, o.common);
-  std::optional<verbs::OobChannel> peer =
-      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
-
-  n.step(tr(M("step.resources")));
-  lab::Endpoint wr, tg;
-  wr.role = tr(M("writer"));
-  tg.role = tr(M("target"));
-  lab::EndpointSpec spec;
-  spec.buffer = o.size;
-  lab::EndpointSpec responder = spec;
-  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  if (role == lab::Role::Both) {
-    lab::open_pair(n, env, wr, tg, spec, responder, o.common);
-  } else {
-    spec.device = responder.device = o.common.device;
-    lab::open_endpoint(n, env, writes ? wr : tg, writes ? spec : responder, o.common);
-  }
+  // Both sides in one process, or the writer (--connect) or the target
+  // (--listen) alone; connected out of band, or with --cm by rdma_cm.
+  lab::SetupSpec spec;
+  spec.steps = {tr(M("step.backend")), tr(M("step.resources")), tr(M("step.cm")),
+                tr(M("step.info")),    tr(M("step.exchange")),  tr(M("step.connect"))};
+  spec.info_note = tr(M("why.info"));
+  spec.active_role = tr(M("writer"));
+  spec.passive_role = tr(M("target"));
+  spec.active.buffer = o.size;
+  spec.passive = spec.active;
+  spec.passive.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  spec.connect.mtu = o.mtu;
+  spec.cm = o.cm;
+  spec.one_sided = true;
+  // On another host the writer may answer before the completion of the
+  // buffer SEND is polled: the target then finds it next to the immediate's.
+  spec.leave_info_completion = true;
 
   // The receive WQE the immediate will consume: no SGE at all. Posted in
   // its own step, or with --cm --listen before the accept.
   bool posted = false;
-  const auto post_receive = [&] {
+  const auto post_receive = [&](lab::Endpoint& tg) {
     ibv_recv_wr rwr{};
-    rwr.wr_id = 500;
+    rwr.wr_id = kImmRecvWrId;
     rwr.sg_list = nullptr;
     rwr.num_sge = 0;
     ibv_recv_wr* rbad = nullptr;
     verbs::check_rc(tg.qp->post_recv(&rwr, &rbad), "ibv_post_recv");
-    n.call("ibv_post_recv(qp, wr{wr_id=500, num_sge=0})", "0");
+    n.call(fmt::format("ibv_post_recv(qp, wr{{wr_id={}, num_sge=0}})", kImmRecvWrId), "0");
     n.say(tr(M("why.recv")));
     posted = true;
   };
-
-  verbs::ConnInfo remote;
-  lab::ConnectSpec c;
-  c.mtu = o.mtu;
-  lab::BufferInfo info_in, info_out;
-  std::size_t info_pending = 0;  // the target's SEND completion, not polled yet
-  if (o.cm) {
-    n.step(tr(M("step.cm")));
-    if (writes) lab::expect_buffer_info(n, wr, info_in, o.common, tr(M("target")));
-    if (role == lab::Role::Both) {
-      lab::connect_pair_cm(n, env, wr, tg, c);
-    } else if (targets) {
-      lab::accept_cm(n, env, tg, *o.common.listen, post_receive, c);
-    } else {
-      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
-      lab::connect_cm(n, env, wr, host, port, c);
-    }
-    n.step(tr(M("step.info")));
-    n.say(tr(M("why.info")));
-    if (targets) lab::send_buffer_info(n, tg, info_out);
-    if (writes) remote = lab::take_buffer_info(n, wr, info_in, tr(M("target")));
-    // On another host the writer may answer before this completion is
-    // polled: the target then finds it next to the immediate's.
-    if (role == lab::Role::Both) (void)lab::poll_and_show(n, tg, 1);
-    if (role == lab::Role::Passive) info_pending = 1;
-  } else {
-    n.step(tr(M("step.exchange")));
-    wr.first_psn = 0x000100;
-    tg.first_psn = 0x000200;
-    if (peer) remote = lab::exchange_with_peer(n, *peer, writes ? wr : tg, o.mtu, targets);
-
-    n.step(tr(M("step.connect")));
-    if (!peer)
-      lab::connect_pair(n, wr, tg, c, o.common, true);
-    else
-      lab::connect_rc(n, writes ? wr : tg, remote, c, o.common);
-  }
-  if (role == lab::Role::Both) {
-    remote.va = tg.mr->va();
-    remote.rkey = tg.mr->rkey();
-    remote.len = tg.mr->length();
-  }
+  spec.before_accept = [&](lab::Setup& s) { post_receive(s.passive); };
+  lab::Setup s(n, o.common, spec);
+  lab::Endpoint& wr = s.active;
+  lab::Endpoint& tg = s.passive;
+  const bool writes = s.plays_active();
+  const bool targets = s.plays_passive();
+  const verbs::ConnInfo& remote = s.remote;
+  // The target's SEND completion, not polled yet.
+  const std::size_t info_pending = o.cm && s.role == lab::Role::Passive ? 1 : 0;
   if (writes && remote.len < o.size)
     throw verbs::UsageError(tr(M("too_small"), remote.len, o.size));
 
   n.step(tr(M("step.recv")));
-  if (targets && !posted) post_receive();
+  if (targets && !posted) post_receive(tg);
   // Between two hosts the target says "ready" once its QP is at RTR and the
   // receive is posted.
-  if (peer && targets) lab::tell_peer(*peer, "ready");
-  if (peer && writes) lab::await_peer(*peer, "ready");
+  s.say_ready();
 
   // The bytes are a pattern both sides know, so that a target on another
   // host can check them.
@@ -142,7 +99,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   if (writes) {
     std::memcpy(wr.buf(), expected.data(), o.size);
     ibv_sge sge = wr.sge(0, o.size);
-    swr.wr_id = 1;
+    swr.wr_id = kWriteWrId;
     swr.sg_list = &sge;
     swr.num_sge = 1;
     swr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -170,11 +127,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
       if (wc.wr_id != lab::kBufferInfoWrId) rwcs.push_back(wc);
   if (!rwcs.empty())
     n.say(tr(M("imm_got"), lab::hex(ntohl(rwcs[0].imm_data), 8), rwcs[0].byte_len));
-  if (role != lab::Role::Both) {
-    if (peer && writes) lab::tell_peer(*peer, "done");
-    if (peer && targets) lab::await_peer(*peer, "done");
-    if (o.cm && writes) lab::disconnect_cm(n, env, wr);
-    if (o.cm && targets) lab::await_disconnect_cm(n, env, tg);
+  if (!s.one_process()) {
+    s.say_done();
+    s.disconnect();
   }
 
   n.step(tr(M("step.verify")));
@@ -191,18 +146,20 @@ void run_lab(lab::Narrator& n, const Options& o) {
             rwcs.size() == 1 && rwcs[0].status == IBV_WC_SUCCESS &&
                 rwcs[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
                 (rwcs[0].wc_flags & IBV_WC_WITH_IMM) != 0 && ntohl(rwcs[0].imm_data) == o.imm &&
-                rwcs[0].byte_len == o.size && rwcs[0].wr_id == 500);
+                rwcs[0].byte_len == o.size && rwcs[0].wr_id == kImmRecvWrId);
     n.check("bytes", tr(M("check.bytes")), std::memcmp(tg.buf(), expected.data(), o.size) == 0);
   }
-  if (o.cm && role == lab::Role::Both) lab::disconnect_cm(n, env, wr);
+  if (s.one_process()) s.disconnect();
 
-  if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
+  if (const auto facts = lab::finish_wire(n, s.env, o.common.capture)) {
     bool imm_ok = false;
-    for (const auto& f : n.result()["wire"]["frames"])
-      if ((f["opcode"] == wire::opcode::kRcWriteOnlyImm ||
-           f["opcode"] == wire::opcode::kRcWriteLastImm) &&
-          f.contains("immdt"))
-        imm_ok = f["immdt"] == o.imm;
+    for (const dissect::PacketRecord* rec : facts->roce()) {
+      const wire::IbPacket& ib = *rec->decoded.ib;
+      if ((ib.bth.opcode == wire::opcode::kRcWriteOnlyImm ||
+           ib.bth.opcode == wire::opcode::kRcWriteLastImm) &&
+          ib.immdt)
+        imm_ok = *ib.immdt == o.imm;
+    }
     n.check("wire", tr(M("check.wire")), imm_ok);
   }
   lab::suggest(n, {tr(M("try.1")), tr(M("try.2"), o.common.capture)});

@@ -9,20 +9,15 @@
 // target alone, with --connect HOST:PORT the writer alone, on two hosts: the
 // target's VA, rkey and length then travel in the out-of-band message, or,
 // with --cm, in a SEND right after the in-band connection (as rping does).
-#include <endian.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <stdexcept>
 
 #include "messages.hpp"
-#include "rdmalab/lab/buffer_info.hpp"
-#include "rdmalab/lab/cm_connect.hpp"
-#include "rdmalab/lab/endpoint.hpp"
-#include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/setup.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -48,89 +43,54 @@ std::uint32_t packets_for(std::uint32_t size, int mtu) {
 }
 
 void run_lab(lab::Narrator& n, const Options& o) {
-  // Which side(s) this process plays: both, or the writer (--connect) or the
-  // target (--listen) alone.
-  const lab::Role role = lab::role_of(o.common);
-  const bool writes = role != lab::Role::Passive;
-  const bool targets = role != lab::Role::Active;
   const auto iters = static_cast<std::uint32_t>(o.iters);
   const std::size_t total = std::size_t{o.size} * iters;
-  n.step(tr(M("step.backend")));
-  lab::Environment env = lab::open_environment(n, o.common);
-  std::optional<verbs::OobChannel> peer =
-      o.cm ? std::optional<verbs::OobChannel>{} : lab::open_peer(n, o.common);
-
-  n.step(tr(M("step.plan")));
-  for (int mtu : {256, 512, 1024, 2048, 4096})
-    n.say(tr(M("plan.row"), mtu, packets_for(o.size, mtu),
-             mtu == o.mtu && !o.cm ? tr(M("plan.chosen")) : ""));
-  n.say(tr(M("why.mtu")));
-
-  n.step(tr(M("step.resources")));
-  lab::Endpoint wr, tg;
-  wr.role = tr(M("writer"));
-  tg.role = tr(M("target"));
-  lab::EndpointSpec spec;
-  spec.buffer = total;
+  // Both sides in one process, or the writer (--connect) or the target
+  // (--listen) alone; connected out of band, or with --cm by rdma_cm.
+  lab::SetupSpec spec;
+  // No exchange step of its own: the connection messages are shown in the
+  // connect step.
+  spec.steps = {
+      tr(M("step.backend")), tr(M("step.resources")), tr(M("step.cm")), tr(M("step.info")), {},
+      tr(M("step.connect"))};
+  spec.info_note = tr(M("why.info"));
+  spec.active_role = tr(M("writer"));
+  spec.passive_role = tr(M("target"));
+  spec.active.buffer = total;
   // Room for every WR of the chain (and the buffer message with --cm) in
   // the send queue and the CQ: -n goes up to 64.
-  spec.max_wr = std::max<std::uint32_t>(spec.max_wr, iters + 1);
-  spec.cqe = std::max(spec.cqe, static_cast<int>(iters) + 2);
-  lab::EndpointSpec responder = spec;
-  responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  if (role == lab::Role::Both) {
-    lab::open_pair(n, env, wr, tg, spec, responder, o.common);
-  } else {
-    spec.device = responder.device = o.common.device;
-    lab::open_endpoint(n, env, writes ? wr : tg, writes ? spec : responder, o.common);
-  }
-
-  verbs::ConnInfo remote;
-  lab::ConnectSpec c;
-  c.mtu = o.mtu;
-  lab::BufferInfo info_in, info_out;
+  spec.active.max_wr = std::max<std::uint32_t>(spec.active.max_wr, iters + 1);
+  spec.active.cqe = std::max(spec.active.cqe, static_cast<int>(iters) + 2);
+  spec.passive = spec.active;
+  spec.passive.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  spec.connect.mtu = o.mtu;
+  spec.active_first_psn =
+      0x000000;  // as in the course's example: PSNs 0..5 for two 3072-byte writes
+  spec.cm = o.cm;
+  spec.one_sided = true;
+  // The target's QP is at RTR before the writer may write.
+  spec.ready_after_connect = true;
+  spec.after_environment = [&](lab::Setup&) {
+    n.step(tr(M("step.plan")));
+    for (int mtu : {256, 512, 1024, 2048, 4096})
+      n.say(tr(M("plan.row"), mtu, packets_for(o.size, mtu),
+               mtu == o.mtu && !o.cm ? tr(M("plan.chosen")) : ""));
+    n.say(tr(M("why.mtu")));
+  };
+  // The CM chooses the path MTU itself, so -m does not apply there: rdma_cm
+  // takes it from the port (the netdev's MTU on RoCE).
   int path_mtu = o.mtu;
-  if (o.cm) {
-    // The CM chooses the path MTU itself, so -m does not apply here.
-    n.step(tr(M("step.cm")));
-    if (writes) lab::expect_buffer_info(n, wr, info_in, o.common, tr(M("target")));
-    if (role == lab::Role::Both) {
-      lab::connect_pair_cm(n, env, wr, tg, c);
-    } else if (targets) {
-      lab::accept_cm(n, env, tg, *o.common.listen, {}, c);
-    } else {
-      const auto [host, port] = *verbs::parse_host_port(o.common.connect);
-      lab::connect_cm(n, env, wr, host, port, c);
-    }
-    // rdma_cm takes the path MTU from the port (the netdev's MTU on RoCE).
-    lab::Endpoint& mine = writes ? wr : tg;
+  spec.after_cm = [&](lab::Setup& s) {
     path_mtu = verbs::mtu_bytes(
-        mine.ctx->query_port(static_cast<std::uint8_t>(o.common.ib_port)).active_mtu);
+        s.mine().ctx->query_port(static_cast<std::uint8_t>(o.common.ib_port)).active_mtu);
     n.say(tr(M("cm_mtu"), path_mtu, packets_for(o.size, path_mtu)));
-    n.step(tr(M("step.info")));
-    n.say(tr(M("why.info")));
-    if (targets) lab::send_buffer_info(n, tg, info_out);
-    if (writes) remote = lab::take_buffer_info(n, wr, info_in, tr(M("target")));
-    if (targets) (void)lab::poll_and_show(n, tg, 1);
-  } else {
-    n.step(tr(M("step.connect")));
-    wr.first_psn = 0x000000;  // as in the course's example: PSNs 0..5 for two 3072-byte writes
-    tg.first_psn = 0x000200;
-    if (!peer) {
-      lab::connect_pair(n, wr, tg, c, o.common, true);
-    } else {
-      remote = lab::exchange_with_peer(n, *peer, writes ? wr : tg, o.mtu, targets);
-      lab::connect_rc(n, writes ? wr : tg, remote, c, o.common);
-      // The target's QP is at RTR before the writer may write.
-      if (targets) lab::tell_peer(*peer, "ready");
-      if (writes) lab::await_peer(*peer, "ready");
-    }
-  }
-  if (role == lab::Role::Both) {
-    remote.va = tg.mr->va();
-    remote.rkey = tg.mr->rkey();
-    remote.len = tg.mr->length();
-  }
+  };
+  lab::Setup s(n, o.common, spec);
+  lab::Endpoint& wr = s.active;
+  lab::Endpoint& tg = s.passive;
+  const bool writes = s.plays_active();
+  const bool targets = s.plays_passive();
+  const verbs::ConnInfo& remote = s.remote;
   if (writes && remote.len < total) throw verbs::UsageError(tr(M("too_small"), remote.len, total));
 
   // The bytes are a pattern both sides know, so that a target on another
@@ -150,12 +110,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   // word "done" over TCP, or with --cm its disconnect (CM DREQ).
   n.step(tr(M("step.poll")));
   const auto wcs = writes ? lab::poll_and_show(n, wr, iters) : std::vector<ibv_wc>{};
-  if (role != lab::Role::Both) {
+  if (!s.one_process()) {
     if (targets) n.say(tr(M("wait_done")));
-    if (peer && writes) lab::tell_peer(*peer, "done");
-    if (peer && targets) lab::await_peer(*peer, "done");
-    if (o.cm && writes) lab::disconnect_cm(n, env, wr);
-    if (o.cm && targets) lab::await_disconnect_cm(n, env, tg);
+    s.say_done();
+    s.disconnect();
   }
 
   n.step(tr(M("step.verify")));
@@ -172,18 +130,19 @@ void run_lab(lab::Narrator& n, const Options& o) {
   if (writes) n.check("write_ok", tr(M("check.write_ok")), ok);
   if (targets)
     n.check("bytes", tr(M("check.bytes")), std::memcmp(tg.buf(), expected.data(), total) == 0);
-  if (o.cm && role == lab::Role::Both) lab::disconnect_cm(n, env, wr);
+  if (s.one_process()) s.disconnect();
 
-  if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
+  if (const auto facts = lab::finish_wire(n, s.env, o.common.capture)) {
     // Walk the requests: positions must run First, Middle..., Last per message.
     std::vector<const wire::OpcodeInfo*> ops;
     std::vector<std::uint32_t> psns, lens;
-    for (const auto& f : n.result()["wire"]["frames"]) {
-      const auto* info = wire::find_opcode(f["opcode"].get<std::uint8_t>());
+    for (const dissect::PacketRecord* rec : facts->roce()) {
+      const wire::IbPacket& ib = *rec->decoded.ib;
+      const auto* info = wire::find_opcode(ib.bth.opcode);
       if (info == nullptr || info->operation != wire::Operation::Write) continue;
       ops.push_back(info);
-      psns.push_back(f["psn"]);
-      lens.push_back(f["payload_len"]);
+      psns.push_back(ib.bth.psn);
+      lens.push_back(static_cast<std::uint32_t>(ib.payload_length));
     }
     const std::uint32_t per = packets_for(o.size, path_mtu);
     bool seg_ok = ops.size() == std::size_t{per} * iters, pay_ok = seg_ok, psn_ok = seg_ok;

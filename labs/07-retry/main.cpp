@@ -128,7 +128,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   lab::open_pair(n, env, rq, rs, spec, responder, o.common);
   rq.first_psn = 0x000000;
-  rs.first_psn = 0x000200;
+  rs.first_psn = lab::kResponderFirstPsn;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
   c.timeout = static_cast<std::uint8_t>(o.timeout);
@@ -223,9 +223,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
       n.check("timeouts", tr(M("check.timeouts")),
               count("timeout") == static_cast<std::uint64_t>(o.retry_cnt));
       bool gap_ok = count("timeout") > 0;
-      for (const auto& f : n.result()["wire"]["frames"])
-        for (const auto& e : f["events"])
-          if (e["type"] == "timeout") gap_ok = gap_ok && e["timeout"] == o.timeout;
+      for (const dissect::PacketRecord* rec : facts->roce())
+        for (const dissect::Event& e : rec->events)
+          if (e.type == dissect::EventType::Timeout) gap_ok = gap_ok && e.code == o.timeout;
       n.check("gap", tr(M("check.gap")), gap_ok);
     }
     if (scenario == "psn" && o.psn_off + 1 < per_msg * iters)

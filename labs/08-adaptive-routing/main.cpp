@@ -28,6 +28,12 @@ using lab08::M;
 
 namespace {
 
+// The receiver's receive (consumed by the immediate), the sender's WRITE and
+// the WRITE with immediate that tells the receiver.
+constexpr std::uint64_t kRecvWrId = 7;
+constexpr std::uint64_t kWriteWrId = 1;
+constexpr std::uint64_t kNotifyWrId = 2;
+
 struct Options {
   lab::CommonOptions common;
   std::string ar = "both";
@@ -81,8 +87,8 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
   lab::EndpointSpec responder = spec;
   responder.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   lab::open_pair(n, env, tx, rx, spec, responder, common);
-  tx.first_psn = 0x000100;
-  rx.first_psn = 0x000200;
+  tx.first_psn = lab::kRequesterFirstPsn;
+  rx.first_psn = lab::kResponderFirstPsn;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
   lab::connect_pair(n, tx, rx, c, common, true);
@@ -100,21 +106,21 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
 
   // The receiver's receive WQE, consumed by the immediate.
   ibv_recv_wr rwr{};
-  rwr.wr_id = 7;
+  rwr.wr_id = kRecvWrId;
   ibv_recv_wr* rbad = nullptr;
   verbs::check_rc(rx.qp->post_recv(&rwr, &rbad), "ibv_post_recv");
 
   for (std::uint32_t i = 0; i < o.size; ++i) tx.buf()[i] = static_cast<std::uint8_t>(i * 11 + 3);
   ibv_sge data = tx.sge(0, o.size);
   ibv_send_wr write{}, notify{};
-  write.wr_id = 1;
+  write.wr_id = kWriteWrId;
   write.sg_list = &data;
   write.num_sge = 1;
   write.opcode = IBV_WR_RDMA_WRITE;  // unsignaled: the notify's completion covers it
   write.wr.rdma.remote_addr = rx.mr->va();
   write.wr.rdma.rkey = rx.mr->rkey();
   write.next = &notify;
-  notify.wr_id = 2;
+  notify.wr_id = kNotifyWrId;
   notify.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
   notify.send_flags = IBV_SEND_SIGNALED;
   notify.imm_data = htonl(o.size);  // the size, as NCCL sends it
@@ -154,11 +160,12 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
     out.retransmitted = event_count(facts, "retransmission");
     out.naks = event_count(facts, "nak_psn_sequence");
     out.out_of_order = event_count(facts, "out_of_order");
-    for (const auto& f : n.result()["wire"]["frames"]) {
-      const auto* info = wire::find_opcode(f["opcode"].get<std::uint8_t>());
-      if (info != nullptr && info->operation == wire::Operation::Write && f["payload_len"] > 0)
+    for (const dissect::PacketRecord* rec : facts.roce()) {
+      const wire::IbPacket& ib = *rec->decoded.ib;
+      const auto* info = wire::find_opcode(ib.bth.opcode);
+      if (info != nullptr && info->operation == wire::Operation::Write && ib.payload_length > 0)
         out.all_write_only =
-            out.all_write_only && info->position == wire::Position::Only && f.contains("reth");
+            out.all_write_only && info->position == wire::Position::Only && ib.reth.has_value();
     }
     n.result()[ar ? "wire_on" : "wire_off"] = n.result()["wire"];
     n.result().erase("wire");

@@ -27,7 +27,6 @@
 #include <thread>
 
 #include "messages.hpp"
-#include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/dissect/record.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
@@ -185,15 +184,10 @@ struct WirePacket {
   std::optional<std::uint64_t> va;
 };
 
-std::vector<WirePacket> read_packets(const std::string& path) {
+std::vector<WirePacket> read_packets(const lab::WireFacts& facts) {
   std::vector<WirePacket> out;
-  capture::PcapReader reader(path);
-  const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
-  capture::Packet pkt;
-  dissect::PacketRecord rec;
-  while (reader.next(pkt)) {
-    dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
-    if (!rec.is_roce() || !rec.has_bth()) continue;
+  for (const dissect::PacketRecord* r : facts.roce()) {
+    const dissect::PacketRecord& rec = *r;
     const wire::IbPacket& ib = *rec.decoded.ib;
     WirePacket p;
     p.frame = rec.frame;
@@ -364,8 +358,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   c.timeout = static_cast<std::uint8_t>(o.ib_timeout);
   c.retry_cnt = static_cast<std::uint8_t>(o.ib_retry_cnt);
   for (std::size_t q = 0; q < nqps; ++q) {
-    s.qps[q]->first_psn = 0x000100 + 0x010000 * static_cast<std::uint32_t>(q);
-    r.qps[q]->first_psn = 0x000200 + 0x010000 * static_cast<std::uint32_t>(q);
+    // Each QP of the connection starts 0x010000 further: their PSNs never meet.
+    s.qps[q]->first_psn = lab::kRequesterFirstPsn + 0x010000 * static_cast<std::uint32_t>(q);
+    r.qps[q]->first_psn = lab::kResponderFirstPsn + 0x010000 * static_cast<std::uint32_t>(q);
     if (q == 0) {
       lab::connect_pair(n, *s.qps[q], *r.qps[q], c, o.common);
     } else {
@@ -592,7 +587,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   const std::string sender_ip = "10.99.0.2", receiver_ip = "10.99.0.1";
   const std::uint64_t fifo_va = fifo_mr->va();
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
-    const auto packets = read_packets(o.common.capture);
+    const auto packets = read_packets(*facts);
     // The FIFO writes: receiver -> sender QP 0, one 32-byte WRITE Only per
     // message, into the slots in order.
     std::vector<const WirePacket*> fifo_writes;

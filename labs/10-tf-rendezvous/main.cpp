@@ -16,8 +16,8 @@
 //     re-allocates and sends TENSOR_RE_REQUEST, then the write follows;
 //     failure -> ERROR_STATUS.
 // Both sides are plain event loops over one CQ, as TF's polling thread is.
-// The message layout and its codec are in tf_message.hpp (lab 11 uses them
-// too, to run this exchange next to its own).
+// The message layout and its codec, the writes and the polling loop are in
+// labs/support/tf (lab 11 uses them too, to run this exchange next to its own).
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
@@ -29,30 +29,24 @@
 #include <vector>
 
 #include "messages.hpp"
-#include "rdmalab/capture/pcap_file.hpp"
-#include "rdmalab/dissect/record.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
+#include "rdmalab/tf/exchange.hpp"
+#include "rdmalab/tf/message.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/wire/opcode.hpp"
-#include "tf_message.hpp"
 
 using namespace rdmalab;
 using i18n::tr;
 using lab10::M;
-using namespace lab10::tf;
+using namespace rdmalab::tf;
 
 namespace {
 
 // ---------------------------------------------------------------------------
 // The two workers.
-
-enum WrKind : std::uint64_t { kWrAck = 1, kWrMessage = 2, kWrTensor = 3 };
-std::uint64_t wr_id(WrKind k, std::uint64_t index) {
-  return static_cast<std::uint64_t>(k) << 32 | index;
-}
 
 // A bump allocator over one registered pool: TF allocates tensors from
 // memory its allocators registered once, so a tensor's address changes with
@@ -133,30 +127,6 @@ class Lab {
   void act(Worker& w, const std::string& text) {
     n_.say(tr(M("act"), fmt::format("{:9.3f}", now_us()), w.ep.role, text));
   }
-  void post_write_imm(Worker& w, std::uint64_t id, std::uint64_t src, std::uint32_t len,
-                      std::uint32_t lkey, std::uint64_t raddr, std::uint32_t rkey,
-                      std::uint32_t imm) {
-    ibv_sge sge{src, len, lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = id;
-    wr.sg_list = len > 0 ? &sge : nullptr;
-    wr.num_sge = len > 0 ? 1 : 0;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(imm);
-    wr.wr.rdma.remote_addr = raddr;
-    wr.wr.rdma.rkey = rkey;
-    ibv_send_wr* bad = nullptr;
-    verbs::check_rc(w.ep.qp->post_send(&wr, &bad), "ibv_post_send");
-  }
-  void post_recv(Worker& w) {
-    // No SGE: the immediate only needs a receive WQE, the bytes go where the
-    // RETH says.
-    ibv_recv_wr rwr{};
-    rwr.wr_id = 0;
-    ibv_recv_wr* bad = nullptr;
-    verbs::check_rc(w.ep.qp->post_recv(&rwr, &bad), "ibv_post_recv");
-  }
   void enqueue(Worker& w, const Message& m) {
     w.queue.push_back(encode(m));
     posted_.push_back({&w == &rq_, fmt::format("{} #{}", type_name(m.type), m.request_index)});
@@ -169,9 +139,9 @@ class Lab {
     w.queue.pop_front();
     w.local_busy = w.remote_busy = true;
     std::memcpy(w.tx(), msg.data(), msg.size());
-    post_write_imm(w, wr_id(kWrMessage, 0), reinterpret_cast<std::uintptr_t>(w.tx()),
-                   static_cast<std::uint32_t>(msg.size()), w.ep.mr->lkey(), w.peer_rx,
-                   w.peer_rx_rkey, kImmMessage);
+    post_write_imm(w.ep, wr_id(WrKind::Message, 0),
+                   w.ep.sge(0, static_cast<std::uint32_t>(msg.size())), w.peer_rx, w.peer_rx_rkey,
+                   kImmMessage);
     messages_bytes_ += msg.size();
     n_.say(tr(M("post.message"), w.ep.role, type_name(static_cast<MsgType>(msg[kTypeAt])),
               msg.size(), lab::hex(kImmMessage, 8)));
@@ -180,7 +150,7 @@ class Lab {
     // TF's ACK names no buffer at all (VA 0, rkey 0: a zero-length RDMA
     // operation needs no valid R_Key, IBTA C9-88); naming the peer's rx
     // buffer is equally valid and works on every implementation.
-    post_write_imm(w, wr_id(kWrAck, 0), 0, 0, 0, w.peer_rx, w.peer_rx_rkey, kImmAck);
+    post_write_imm(w.ep, wr_id(WrKind::Ack, 0), ibv_sge{}, w.peer_rx, w.peer_rx_rkey, kImmAck);
     posted_.push_back({&w == &rq_, "ACK"});
   }
 
@@ -190,7 +160,7 @@ class Lab {
   void respond(Response& resp);
   void send_content(Response& resp, std::uint64_t src_offset);
   bool loop(const std::function<bool()>& done);
-  void verify_wire();
+  void verify_wire(const lab::WireFacts& facts);
 
   lab::Narrator& n_;
   const Options& o_;
@@ -231,14 +201,14 @@ void Lab::start_request(Request& r) {
 
 void Lab::on_requester(const ibv_wc& wc) {
   if (wc.opcode == IBV_WC_RDMA_WRITE) {
-    if (wc.wr_id >> 32 == kWrMessage) {
+    if (wr_kind(wc.wr_id) == WrKind::Message) {
       rq_.local_busy = false;
       send_next(rq_);
     }
     return;  // TF does no work for the completion of an ACK write either
   }
   if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return;
-  post_recv(rq_);
+  post_imm_recv(rq_.ep);
   const std::uint32_t imm = ntohl(wc.imm_data);
   if (imm == kImmAck) {
     act(rq_, tr(M("act.ack"), lab::hex(imm, 8)));
@@ -305,19 +275,19 @@ void Lab::on_requester(const ibv_wc& wc) {
 
 void Lab::on_responder(const ibv_wc& wc) {
   if (wc.opcode == IBV_WC_RDMA_WRITE) {
-    const auto kind = wc.wr_id >> 32;
-    if (kind == kWrMessage) {
+    const WrKind kind = wr_kind(wc.wr_id);
+    if (kind == WrKind::Message) {
       rs_.local_busy = false;
       send_next(rs_);
-    } else if (kind == kWrTensor) {
+    } else if (kind == WrKind::Tensor) {
       // RdmaTensorResponse::Destroy: the write is done, the source may go.
-      act(rs_, tr(M("act.destroy"), wc.wr_id & 0xFFFFFFFF));
-      responses_.erase(static_cast<std::uint32_t>(wc.wr_id & 0xFFFFFFFF));
+      act(rs_, tr(M("act.destroy"), wr_index(wc.wr_id)));
+      responses_.erase(static_cast<std::uint32_t>(wr_index(wc.wr_id)));
     }
     return;
   }
   if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return;
-  post_recv(rs_);
+  post_imm_recv(rs_.ep);
   const std::uint32_t imm = ntohl(wc.imm_data);
   if (imm == kImmAck) {
     act(rs_, tr(M("act.ack"), lab::hex(imm, 8)));
@@ -404,48 +374,39 @@ void Lab::respond(Response& resp) {
 void Lab::send_content(Response& resp, std::uint64_t src_offset) {
   const Message& rq = resp.request;
   const auto len = static_cast<std::uint32_t>(source_meta_.bytes);
-  post_write_imm(rs_, wr_id(kWrTensor, rq.request_index),
-                 reinterpret_cast<std::uintptr_t>(rs_.pool.base() + src_offset), len,
-                 rs_.pool.mr->lkey(), rq.remote_addr, rq.rkey,
-                 static_cast<std::uint32_t>(rq.request_index));
+  post_write_imm(rs_.ep, wr_id(WrKind::Tensor, rq.request_index),
+                 ibv_sge{reinterpret_cast<std::uintptr_t>(rs_.pool.base() + src_offset), len,
+                         rs_.pool.mr->lkey()},
+                 rq.remote_addr, rq.rkey, static_cast<std::uint32_t>(rq.request_index));
   posted_.push_back({false, fmt::format("tensor #{}", rq.request_index)});
   n_.say(tr(M("post.tensor"), len, lab::hex(rq.remote_addr), lab::hex(rq.rkey, 8),
             lab::hex(static_cast<std::uint32_t>(rq.request_index), 8)));
 }
 
-// Both workers' polling threads, interleaved: poll each CQ, handle what
-// came, and when both are empty let the backend make progress.
+// Both workers' polling threads, interleaved (tf::poll_loop): every
+// completion wakes its worker's thread, which handles it.
 bool Lab::loop(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done()) {
-    bool any = false;
-    for (Worker* w : {&rq_, &rs_}) {
-      std::array<ibv_wc, 8> wcs{};
-      const int got = w->ep.cq->poll(wcs);
-      if (got < 0) verbs::check_rc(-got, "ibv_poll_cq");
-      for (int i = 0; i < got; ++i) {
-        const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
-        any = true;
-        ++w->cpu_actions;  // every completion wakes the worker's polling thread
+  std::array<lab::Endpoint*, 2> sides{&rq_.ep, &rs_.ep};
+  return poll_loop(
+      sides,
+      [&](std::size_t side, const ibv_wc& wc) {
+        Worker& w = side == 0 ? rq_ : rs_;
+        ++w.cpu_actions;  // every completion wakes the worker's polling thread
         if (wc.status != IBV_WC_SUCCESS) {
-          lab::show_wc(n_, w->ep.role, wc);
+          lab::show_wc(n_, w.ep.role, wc);
           wc_ok_ = false;
-          continue;
+          return;
         }
-        if (w == &rq_)
+        if (side == 0)
           on_requester(wc);
         else
           on_responder(wc);
-      }
-    }
-    if (any) continue;
-    if (!rq_.ep.cq->progress() || std::chrono::steady_clock::now() > deadline) return done();
-  }
-  return true;
+      },
+      done);
 }
 
 // ---------------------------------------------------------------------------
-// What went on the wire, read back from the capture: every RDMA WRITE
+// What went on the wire, from the capture's records: every RDMA WRITE
 // message reassembled, its immediate classified, its payload decoded.
 struct WireWrite {
   bool from_requester = false;
@@ -463,18 +424,13 @@ struct WireStats {
   std::vector<WireWrite> writes;
 };
 
-WireStats read_wire(const std::string& path, const std::string& requester_ip) {
+WireStats wire_stats(const lab::WireFacts& facts, const std::string& requester_ip) {
   WireStats s;
-  capture::PcapReader reader(path);
-  const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
-  capture::Packet pkt;
   std::map<bool, WireWrite> open;  // a multi-packet WRITE in progress, per direction
-  while (reader.next(pkt)) {
-    dissect::PacketRecord rec;
-    dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
-    if (!rec.is_roce() || !rec.has_bth()) continue;
+  for (const dissect::PacketRecord* r : facts.roce()) {
+    const dissect::PacketRecord& rec = *r;
     ++s.packets;
-    s.bytes += pkt.original_length;
+    s.bytes += rec.original_length;
     const wire::OpcodeInfo* op = rec.op;
     if (op == nullptr || op->operation != wire::Operation::Write) continue;
     const wire::IbPacket& ib = *rec.decoded.ib;
@@ -548,8 +504,8 @@ void Lab::run() {
   n_.say(tr(M("cache"), shape_text(cache_.shape), cache_.bytes));
 
   n_.step(tr(M("step.connect")));
-  rq_.ep.first_psn = 0x000100;
-  rs_.ep.first_psn = 0x000200;
+  rq_.ep.first_psn = lab::kRequesterFirstPsn;
+  rs_.ep.first_psn = lab::kResponderFirstPsn;
   lab::ConnectSpec c;
   c.mtu = o_.mtu;
   lab::connect_pair(n_, rq_.ep, rs_.ep, c, o_.common, false);
@@ -565,7 +521,7 @@ void Lab::run() {
 
   n_.step(tr(M("step.recv")));
   for (Worker* w : {&rq_, &rs_})
-    for (int i = 0; i < 8; ++i) post_recv(*w);
+    for (int i = 0; i < 8; ++i) post_imm_recv(w->ep);
   n_.call("ibv_post_recv(qp, wr{num_sge=0}) x 8", "0");
   n_.say(tr(M("why.recv")));
 
@@ -635,23 +591,20 @@ void Lab::run() {
   n_.say(tr(M("cpu"), rq_.ep.role, rq_.cpu_actions, rs_.ep.role, rs_.cpu_actions, copies_,
             copied_bytes_));
 
-  if (lab::finish_wire(n_, env_, o_.common.capture)) verify_wire();
+  if (const auto facts = lab::finish_wire(n_, env_, o_.common.capture)) verify_wire(*facts);
   lab::suggest(n_,
                {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"), o_.common.capture)});
 }
 
-void Lab::verify_wire() {
+void Lab::verify_wire(const lab::WireFacts& facts) {
   // The requester is sim1: its GID is the IPv4-mapped address of its packets.
   std::string ip = lab::gid_string(rq_.ep.gid);
   if (ip.starts_with("::ffff:")) ip = ip.substr(7);
-  WireStats ws;
-  try {
-    ws = read_wire(o_.common.capture, ip);
-  } catch (const capture::CaptureError& e) {
-    n_.warn(e.what());
+  if (!facts.readable) {
     n_.check("sequence", tr(M("check.sequence")), false);
     return;
   }
+  const WireStats ws = wire_stats(facts, ip);
   n_.step(tr(M("step.wire")));
   std::vector<std::string> seen;  // messages and tensors, in wire order
   std::uint64_t acks_to_rq = 0, acks_to_rs = 0, msgs_from_rq = 0, msgs_from_rs = 0;

@@ -24,16 +24,16 @@
 #include <vector>
 
 #include "messages.hpp"
-#include "rdmalab/capture/pcap_file.hpp"
-#include "rdmalab/dissect/record.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
+#include "rdmalab/tf/exchange.hpp"
+#include "rdmalab/tf/message.hpp"
+#include "rdmalab/tf/protobuf.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/wire/opcode.hpp"
 #include "rdmalab/wire/psn.hpp"
-#include "tf_message.hpp"
 
 using namespace rdmalab;
 using i18n::tr;
@@ -42,70 +42,19 @@ using lab11::M;
 namespace {
 
 // ---------------------------------------------------------------------------
-// The control messages, in protobuf's wire format (varint keys; field
-// numbers as in TF's worker.proto and gdr.proto).
+// The control messages, in protobuf's wire format (tf::pb; field numbers as
+// in TF's worker.proto and gdr.proto).
+using tf::kDtFloat;
+using tf::pb::put_bytes;
+using tf::pb::put_string;
+using tf::pb::put_uint;
 constexpr std::size_t kSlot = 256;  // one control message buffer
-constexpr std::uint32_t kDtFloat = 1;
 
-void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<std::uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<std::uint8_t>(v));
-}
-void put_uint(std::vector<std::uint8_t>& out, std::uint32_t field, std::uint64_t v) {
-  put_varint(out, std::uint64_t{field} << 3);
-  put_varint(out, v);
-}
-void put_bytes(std::vector<std::uint8_t>& out, std::uint32_t field,
-               std::span<const std::uint8_t> b) {
-  put_varint(out, std::uint64_t{field} << 3 | 2);
-  put_varint(out, b.size());
-  out.insert(out.end(), b.begin(), b.end());
-}
-void put_string(std::vector<std::uint8_t>& out, std::uint32_t field, std::string_view s) {
-  put_bytes(out, field, {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
-}
-
-// One parsed field: the varint value, or the bytes of a length-delimited one.
-struct Field {
-  std::uint64_t value = 0;
-  std::span<const std::uint8_t> bytes;
-};
-// All fields of a message by number (the last one wins, as in protobuf);
-// nullopt for anything malformed.
-std::optional<std::map<std::uint32_t, Field>> parse(std::span<const std::uint8_t> b) {
-  std::map<std::uint32_t, Field> out;
-  std::size_t at = 0;
-  const auto varint = [&]() -> std::optional<std::uint64_t> {
-    std::uint64_t v = 0;
-    for (int shift = 0; at < b.size() && shift < 64; shift += 7) {
-      const std::uint8_t c = b[at++];
-      v |= std::uint64_t{c & 0x7Fu} << shift;
-      if ((c & 0x80) == 0) return v;
-    }
-    return std::nullopt;
-  };
-  while (at < b.size()) {
-    const auto key = varint();
-    if (!key || *key >> 3 == 0 || *key >> 3 > 0xFFFF) return std::nullopt;
-    const auto field = static_cast<std::uint32_t>(*key >> 3);
-    if ((*key & 7) == 0) {
-      const auto v = varint();
-      if (!v) return std::nullopt;
-      out[field] = Field{*v, {}};
-    } else if ((*key & 7) == 2) {
-      const auto len = varint();
-      if (!len || *len > b.size() - at) return std::nullopt;
-      out[field] = Field{0, b.subspan(at, *len)};
-      at += *len;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return out;
-}
+// The work requests the receiver posts: the control SEND (unsignaled), and
+// per tensor the READ and the fenced release behind it.
+constexpr std::uint64_t kControlWrId = 1;
+constexpr std::uint64_t kReadWrId = 10;
+constexpr std::uint64_t kReleaseWrId = 11;
 
 // RecvTensorRequest {step_id = 1, rendezvous_key = 2, dma_ok = 3}.
 struct TensorRequest {
@@ -120,11 +69,9 @@ std::vector<std::uint8_t> encode(const TensorRequest& r) {
   return out;
 }
 std::optional<TensorRequest> decode_request(std::span<const std::uint8_t> b) {
-  const auto f = parse(b);
+  const auto f = tf::pb::parse(b);
   if (!f || !f->contains(1) || !f->contains(2)) return std::nullopt;
-  const auto& k = f->at(2).bytes;
-  return TensorRequest{static_cast<std::int64_t>(f->at(1).value),
-                       std::string(reinterpret_cast<const char*>(k.data()), k.size())};
+  return TensorRequest{static_cast<std::int64_t>(f->at(1).value), f->at(2).text()};
 }
 
 // RemoteMemoryRegion {host = 1, port = 2, addr = 3, rkey = 4, tensor_key = 5}
@@ -155,23 +102,20 @@ std::vector<std::uint8_t> encode(const Region& r) {
   return out;
 }
 std::optional<Region> decode_region(std::span<const std::uint8_t> b) {
-  const auto f = parse(b);
+  const auto f = tf::pb::parse(b);
   if (!f || !f->contains(1) || !f->contains(4)) return std::nullopt;
-  const auto t = parse(f->at(1).bytes);
-  const auto g = parse(f->at(4).bytes);
+  const auto t = tf::pb::parse(f->at(1).bytes);
+  const auto g = tf::pb::parse(f->at(4).bytes);
   if (!t || !g || !t->contains(1) || !t->contains(2)) return std::nullopt;
-  const auto s = parse(t->at(2).bytes);
+  const auto s = tf::pb::parse(t->at(2).bytes);
   if (!s || !s->contains(2)) return std::nullopt;
-  const auto d = parse(s->at(2).bytes);
+  const auto d = tf::pb::parse(s->at(2).bytes);
   if (!d || !d->contains(1)) return std::nullopt;
   for (std::uint32_t k : {1u, 2u, 3u, 4u, 5u})
     if (!g->contains(k)) return std::nullopt;
-  const auto str = [](std::span<const std::uint8_t> x) {
-    return std::string(reinterpret_cast<const char*>(x.data()), x.size());
-  };
   Region r;
-  r.host = str(g->at(1).bytes);
-  r.port = str(g->at(2).bytes);
+  r.host = g->at(1).text();
+  r.port = g->at(2).text();
   r.addr = g->at(3).value;
   r.rkey = static_cast<std::uint32_t>(g->at(4).value);
   r.tensor_key = static_cast<std::uint32_t>(g->at(5).value);
@@ -180,9 +124,8 @@ std::optional<Region> decode_region(std::span<const std::uint8_t> b) {
   return r;
 }
 
-const std::string kKey =
-    "/job:worker/replica:0/task:1/device:CPU:0;1f2e3d4c5b6a7988;/job:worker/replica:0/task:0/"
-    "device:CPU:0;layer1/weights/read;0:0";
+// The tensor's rendezvous key, as lab 10 builds it.
+const std::string kKey = tf::rendezvous_key(tf::kIncarnation);
 
 struct Options {
   lab::CommonOptions common;
@@ -245,19 +188,10 @@ nlohmann::json measure_json(const Measure& m) {
 }
 
 // RoCE packets and their bytes in a capture.
-std::pair<std::uint64_t, std::uint64_t> count_wire(const std::string& path) {
-  std::uint64_t packets = 0, bytes = 0;
-  capture::PcapReader reader(path);
-  const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
-  capture::Packet pkt;
-  while (reader.next(pkt)) {
-    dissect::PacketRecord rec;
-    dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec, false);
-    if (!rec.is_roce() || !rec.has_bth()) continue;
-    ++packets;
-    bytes += pkt.original_length;
-  }
-  return {packets, bytes};
+std::pair<std::uint64_t, std::uint64_t> count_wire(const lab::WireFacts& facts) {
+  std::uint64_t bytes = 0;
+  for (const auto* rec : facts.roce()) bytes += rec->original_length;
+  return {facts.packets, bytes};
 }
 
 // Lab 10's exchange for the same tensor with an up-to-date meta-data cache
@@ -266,7 +200,6 @@ std::pair<std::uint64_t, std::uint64_t> count_wire(const std::string& path) {
 // request index as immediate. Run without narration on a fabric of its own,
 // capturing to <capture>-verbs.pcap, and measured like the GDR run.
 Measure verbs_run(const Options& o) {
-  namespace tf = lab10::tf;
   lab::CommonOptions c = o.common;
   c.quiet = true;
   c.json = false;
@@ -285,32 +218,13 @@ Measure verbs_run(const Options& o) {
   spec.cqe = 32;
   spec.max_wr = 32;
   lab::open_pair(q, env, rq, rs, spec, spec, c);
-  rq.first_psn = 0x000100;
-  rs.first_psn = 0x000200;
+  rq.first_psn = lab::kRequesterFirstPsn;
+  rs.first_psn = lab::kResponderFirstPsn;
   lab::ConnectSpec cs;
   cs.mtu = o.mtu;
   lab::connect_pair(q, rq, rs, cs, c, false);
-  const auto recv = [](lab::Endpoint& e) {
-    ibv_recv_wr wr{};
-    ibv_recv_wr* bad = nullptr;
-    verbs::check_rc(e.qp->post_recv(&wr, &bad), "ibv_post_recv");
-  };
-  const auto write_imm = [](lab::Endpoint& e, std::size_t offset, std::uint32_t len,
-                            std::uint64_t raddr, std::uint32_t rkey, std::uint32_t imm) {
-    ibv_sge sge = e.sge(offset, len);
-    ibv_send_wr wr{};
-    wr.sg_list = len > 0 ? &sge : nullptr;
-    wr.num_sge = len > 0 ? 1 : 0;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(imm);
-    wr.wr.rdma.remote_addr = raddr;
-    wr.wr.rdma.rkey = rkey;
-    ibv_send_wr* bad = nullptr;
-    verbs::check_rc(e.qp->post_send(&wr, &bad), "ibv_post_send");
-  };
   for (lab::Endpoint* e : {&rq, &rs})
-    for (int i = 0; i < 4; ++i) recv(*e);
+    for (int i = 0; i < 4; ++i) tf::post_imm_recv(*e);
   const tf::Meta meta{tf::kDtFloat, {o.size / 4}, false, o.size};
   m.ok = true;
   for (int step = 0; step < o.requests; ++step) {
@@ -329,53 +243,52 @@ Measure verbs_run(const Options& o) {
     req.meta = meta;
     const auto bytes = tf::encode(req);
     std::memcpy(rq.buf(), bytes.data(), bytes.size());
-    write_imm(rq, 0, static_cast<std::uint32_t>(bytes.size()), rs.mr->va() + tf::kRxAt,
-              rs.mr->rkey(), tf::kImmMessage);
+    tf::post_write_imm(rq, tf::wr_id(tf::WrKind::Message, 0),
+                       rq.sge(0, static_cast<std::uint32_t>(bytes.size())), rs.mr->va() + tf::kRxAt,
+                       rs.mr->rkey(), tf::kImmMessage);
     ++m.messages;
     m.message_bytes += bytes.size();
     bool arrived = false;
-    for (;;) {
-      bool any = false;
-      for (lab::Endpoint* e : {&rq, &rs}) {
-        std::array<ibv_wc, 8> wcs{};
-        const int got = e->cq->poll(wcs);
-        if (got < 0) verbs::check_rc(-got, "ibv_poll_cq");
-        for (int i = 0; i < got; ++i) {
-          const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
-          any = true;
+    // Until the fabric is idle: the step is over.
+    std::array<lab::Endpoint*, 2> sides{&rq, &rs};
+    (void)tf::poll_loop(
+        sides,
+        [&](std::size_t side, const ibv_wc& wc) {
+          lab::Endpoint& e = *sides[side];
           const double now = static_cast<double>(fabric->now()) / 1e3;
-          (e == &rs ? m.owner_cpu_us : m.receiver_cpu_us).push_back(now);
+          (&e == &rs ? m.owner_cpu_us : m.receiver_cpu_us).push_back(now);
           if (wc.status != IBV_WC_SUCCESS) {
             m.ok = false;
-            continue;
+            return;
           }
-          if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) continue;
-          recv(*e);
+          if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return;
+          tf::post_imm_recv(e);
           const std::uint32_t imm = ntohl(wc.imm_data);
-          if (e == &rq && imm == index) {
+          if (&e == &rq && imm == index) {
             arrived = true;
             m.latency_us = now - start;
             m.ok = m.ok && std::memcmp(rq.buf() + kTensorAt, src, o.size) == 0;
-          } else if (e == &rs && imm == tf::kImmMessage) {
+          } else if (&e == &rs && imm == tf::kImmMessage) {
             // RdmaTensorResponse: ACK, compare, write the tensor.
             const auto got_req = tf::decode({rs.buf() + tf::kRxAt, tf::kBufferBytes});
-            write_imm(rs, 0, 0, rq.mr->va() + tf::kRxAt, rq.mr->rkey(), tf::kImmAck);
+            tf::post_write_imm(rs, tf::wr_id(tf::WrKind::Ack, 0), ibv_sge{},
+                               rq.mr->va() + tf::kRxAt, rq.mr->rkey(), tf::kImmAck);
             if (!got_req || !(got_req->meta == meta)) {
               m.ok = false;
-              continue;
+              return;
             }
-            write_imm(rs, kTensorAt, o.size, got_req->remote_addr, got_req->rkey,
-                      static_cast<std::uint32_t>(got_req->request_index));
+            tf::post_write_imm(rs, tf::wr_id(tf::WrKind::Tensor, got_req->request_index),
+                               rs.sge(kTensorAt, o.size), got_req->remote_addr, got_req->rkey,
+                               static_cast<std::uint32_t>(got_req->request_index));
           }
-        }
-      }
-      if (!any && !rq.cq->progress()) break;  // the fabric is idle: the step is over
-    }
+        },
+        [] { return false; });
     m.ok = m.ok && arrived;
     m.round_trips = 1;
   }
+  // Its own capture, not the lab's: read once, here.
   env.fabric()->stop_capture();
-  const auto [packets, wire_bytes] = count_wire(c.capture);
+  const auto [packets, wire_bytes] = count_wire(lab::read_wire(c.capture));
   m.packets = packets;
   m.wire_bytes = wire_bytes;
   return m;
@@ -409,7 +322,7 @@ class Lab {
     std::memcpy(s.send_slot(), msg.data(), msg.size());
     ibv_sge sge = s.ep.sge(0, static_cast<std::uint32_t>(msg.size()));
     ibv_send_wr wr{};
-    wr.wr_id = 1;
+    wr.wr_id = kControlWrId;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
@@ -421,7 +334,7 @@ class Lab {
   void on_receiver(const ibv_wc& wc);
   void on_owner(const ibv_wc& wc);
   bool loop(const std::function<bool()>& done);
-  void verify_wire();
+  void verify_wire(const lab::WireFacts& facts);
   void compare();
 
   lab::Narrator& n_;
@@ -504,14 +417,14 @@ void Lab::on_receiver(const ibv_wc& wc) {
     // release, fenced so that it leaves only after the READ's data is back.
     ibv_sge dst{reinterpret_cast<std::uintptr_t>(rx_.base()), o_.size, rx_.pool_mr->lkey()};
     ibv_send_wr read{}, release{};
-    read.wr_id = 10;
+    read.wr_id = kReadWrId;
     read.sg_list = &dst;
     read.num_sge = 1;
     read.opcode = IBV_WR_RDMA_READ;  // unsignaled, as rdma_post_read(..., flags 0, ...)
     read.wr.rdma.remote_addr = r->addr;
     read.wr.rdma.rkey = r->rkey;
     read.next = &release;
-    release.wr_id = 11;
+    release.wr_id = kReleaseWrId;
     release.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     release.send_flags = IBV_SEND_FENCE | IBV_SEND_SIGNALED;
     release.imm_data = htonl(r->tensor_key);
@@ -526,7 +439,7 @@ void Lab::on_receiver(const ibv_wc& wc) {
               lab::hex(r->tensor_key, 8)));
     return;
   }
-  if (wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == 11) {
+  if (wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == kReleaseWrId) {
     // rdma_get_send_comp: the release is acknowledged, so the READ before it
     // is complete too.
     s.read_done = true;
@@ -540,37 +453,30 @@ void Lab::on_receiver(const ibv_wc& wc) {
   wc_ok_ = false;
 }
 
+// The receiver's and the owner's polling threads, interleaved (tf::poll_loop,
+// as in lab 10): each completion is counted and timed for the comparison.
 bool Lab::loop(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done()) {
-    bool any = false;
-    for (Side* side : {&rx_, &ow_}) {
-      std::array<ibv_wc, 8> wcs{};
-      const int got = side->ep.cq->poll(wcs);
-      if (got < 0) verbs::check_rc(-got, "ibv_poll_cq");
-      for (int i = 0; i < got; ++i) {
-        const ibv_wc& wc = wcs[static_cast<std::size_t>(i)];
-        any = true;
-        ++side->completions;
-        side->completion_us.push_back(now_us());
-        if (side == &ow_)
+  std::array<lab::Endpoint*, 2> sides{&rx_.ep, &ow_.ep};
+  return tf::poll_loop(
+      sides,
+      [&](std::size_t i, const ibv_wc& wc) {
+        Side& side = i == 0 ? rx_ : ow_;
+        ++side.completions;
+        side.completion_us.push_back(now_us());
+        if (&side == &ow_)
           for (auto& [key, l] : lent_)
             if (!l.released) ++l.completions_between;
         if (wc.status != IBV_WC_SUCCESS) {
-          lab::show_wc(n_, side->ep.role, wc);
+          lab::show_wc(n_, side.ep.role, wc);
           wc_ok_ = false;
-          continue;
+          return;
         }
-        if (side == &rx_)
+        if (&side == &rx_)
           on_receiver(wc);
         else
           on_owner(wc);
-      }
-    }
-    if (any) continue;
-    if (!rx_.ep.cq->progress() || std::chrono::steady_clock::now() > deadline) return done();
-  }
-  return true;
+      },
+      done);
 }
 
 void Lab::run() {
@@ -600,8 +506,8 @@ void Lab::run() {
   n_.say(tr(M("why.pools")));
 
   n_.step(tr(M("step.connect")));
-  rx_.ep.first_psn = 0x000100;
-  ow_.ep.first_psn = 0x000200;
+  rx_.ep.first_psn = lab::kRequesterFirstPsn;
+  ow_.ep.first_psn = lab::kResponderFirstPsn;
   lab::ConnectSpec c;
   c.mtu = o_.mtu;
   lab::connect_pair(n_, rx_.ep, ow_.ep, c, o_.common, false);
@@ -664,16 +570,16 @@ void Lab::run() {
     gdr_.latency_us = steps_.back().end_us - steps_.back().start_us;
     gdr_.round_trips = steps_.back().round_trips;
   }
-  if (lab::finish_wire(n_, env_, o_.common.capture)) {
-    verify_wire();
+  if (const auto facts = lab::finish_wire(n_, env_, o_.common.capture)) {
+    verify_wire(*facts);
     compare();
   }
   lab::suggest(n_, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3"), o_.common.capture)});
 }
 
-// The capture, read back: the control SENDs decoded, the READ's request and
+// The capture's records: the control SENDs decoded, the READ's request and
 // responses matched by PSN, the release's immediate.
-void Lab::verify_wire() {
+void Lab::verify_wire(const lab::WireFacts& facts) {
   std::string ip = lab::gid_string(rx_.ep.gid);
   if (ip.starts_with("::ffff:")) ip = ip.substr(7);
   n_.step(tr(M("step.wire")));
@@ -685,89 +591,81 @@ void Lab::verify_wire() {
   std::vector<std::uint32_t> release_imms;
   std::int64_t read_first_ns = -1, read_last_ns = -1;
   bool window_ok = true;  // every READ response left while its buffer was lent
-  try {
-    capture::PcapReader reader(o_.common.capture);
-    const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
-    capture::Packet pkt;
-    while (reader.next(pkt)) {
-      dissect::PacketRecord rec;
-      dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
-      if (!rec.is_roce() || !rec.has_bth() || rec.op == nullptr) continue;
-      ++packets;
-      bytes += pkt.original_length;
-      const wire::IbPacket& ib = *rec.decoded.ib;
-      const auto src = rec.decoded.src_address();
-      const bool from_rx = src && src->to_string() == ip;
-      const std::string dir = from_rx ? tr(M("dir.rx")) : tr(M("dir.ow"));
-      switch (rec.op->operation) {
-        case wire::Operation::Send: {
-          ++sends;
-          if (from_rx) {
-            const auto r = decode_request(ib.payload);
-            control_ok = control_ok && r && r->key == kKey;
-            if (r) n_.say(tr(M("wire.request"), rec.frame, dir, ib.payload_length, r->step_id));
-          } else {
-            const auto r = decode_region(ib.payload);
-            control_ok = control_ok && r && r->addr == reinterpret_cast<std::uintptr_t>(ow_.base());
-            if (r)
-              n_.say(tr(M("wire.region"), rec.frame, dir, ib.payload_length, r->host, r->port,
-                        lab::hex(r->addr), lab::hex(r->rkey, 8), r->tensor_key));
-          }
-          break;
+  if (!facts.readable) psn_ok = false;
+  for (const dissect::PacketRecord* p : facts.roce()) {
+    const dissect::PacketRecord& rec = *p;
+    if (rec.op == nullptr) continue;
+    ++packets;
+    bytes += rec.original_length;
+    const wire::IbPacket& ib = *rec.decoded.ib;
+    const auto src = rec.decoded.src_address();
+    const bool from_rx = src && src->to_string() == ip;
+    const std::string dir = from_rx ? tr(M("dir.rx")) : tr(M("dir.ow"));
+    switch (rec.op->operation) {
+      case wire::Operation::Send: {
+        ++sends;
+        if (from_rx) {
+          const auto r = decode_request(ib.payload);
+          control_ok = control_ok && r && r->key == kKey;
+          if (r) n_.say(tr(M("wire.request"), rec.frame, dir, ib.payload_length, r->step_id));
+        } else {
+          const auto r = decode_region(ib.payload);
+          control_ok = control_ok && r && r->addr == reinterpret_cast<std::uintptr_t>(ow_.base());
+          if (r)
+            n_.say(tr(M("wire.region"), rec.frame, dir, ib.payload_length, r->host, r->port,
+                      lab::hex(r->addr), lab::hex(r->rkey, 8), r->tensor_key));
         }
-        case wire::Operation::ReadRequest: {
-          ++read_requests;
-          read_psn = ib.bth.psn;
-          const std::uint32_t len = ib.reth ? ib.reth->dma_len : 0;
-          resp_left =
-              (len + static_cast<std::uint32_t>(o_.mtu) - 1) / static_cast<std::uint32_t>(o_.mtu);
-          expect_resp = ib.bth.psn;
-          reth_ok = reth_ok && ib.reth &&
-                    ib.reth->va == reinterpret_cast<std::uintptr_t>(ow_.base()) &&
-                    ib.reth->rkey == ow_.pool_mr->rkey() && len == o_.size;
-          read_first_ns = -1;
-          n_.say(tr(M("wire.read"), rec.frame, dir, lab::hex(ib.bth.psn, 6), len, resp_left));
-          if (step < steps_.size()) steps_[step].read_psn = ib.bth.psn;
-          break;
-        }
-        case wire::Operation::ReadResponse: {
-          ++read_responses;
-          psn_ok = psn_ok && read_psn && resp_left > 0 && ib.bth.psn == expect_resp;
-          expect_resp = wire::psn_add(expect_resp, 1);
-          if (resp_left > 0) --resp_left;
-          if (read_first_ns < 0) read_first_ns = pkt.time_ns;
-          read_last_ns = pkt.time_ns;
-          n_.say(tr(M("wire.response"), rec.frame, dir, rec.op->name, lab::hex(ib.bth.psn, 6),
-                    ib.payload_length));
-          break;
-        }
-        case wire::Operation::Write: {
-          // The release: the PSN right after the READ's last response PSN.
-          const std::uint32_t imm = ib.immdt.value_or(0xFFFFFFFF);
-          release_imms.push_back(imm);
-          psn_ok = psn_ok && read_psn && resp_left == 0 && ib.bth.psn == expect_resp;
-          imm_ok = imm_ok && ib.immdt && ib.payload_length == 0 && from_rx &&
-                   step < steps_.size() && imm == steps_[step].region.tensor_key;
-          n_.say(tr(M("wire.release"), rec.frame, dir, lab::hex(ib.bth.psn, 6), lab::hex(imm, 8),
-                    ib.payload_length));
-          if (step < steps_.size()) {
-            const Lent& l = lent_[steps_[step].region.tensor_key];
-            window_ok = window_ok && read_first_ns >= 0 &&
-                        static_cast<double>(read_first_ns) >= l.lent_us * 1e3 - 1 &&
-                        static_cast<double>(read_last_ns) <= l.released_us * 1e3 + 1;
-            n_.say(tr(M("wire.window"), static_cast<double>(read_first_ns) / 1e3,
-                      static_cast<double>(read_last_ns) / 1e3, l.lent_us, l.released_us));
-          }
-          ++step;
-          read_psn.reset();
-          break;
-        }
-        default: break;
+        break;
       }
+      case wire::Operation::ReadRequest: {
+        ++read_requests;
+        read_psn = ib.bth.psn;
+        const std::uint32_t len = ib.reth ? ib.reth->dma_len : 0;
+        resp_left =
+            (len + static_cast<std::uint32_t>(o_.mtu) - 1) / static_cast<std::uint32_t>(o_.mtu);
+        expect_resp = ib.bth.psn;
+        reth_ok = reth_ok && ib.reth &&
+                  ib.reth->va == reinterpret_cast<std::uintptr_t>(ow_.base()) &&
+                  ib.reth->rkey == ow_.pool_mr->rkey() && len == o_.size;
+        read_first_ns = -1;
+        n_.say(tr(M("wire.read"), rec.frame, dir, lab::hex(ib.bth.psn, 6), len, resp_left));
+        if (step < steps_.size()) steps_[step].read_psn = ib.bth.psn;
+        break;
+      }
+      case wire::Operation::ReadResponse: {
+        ++read_responses;
+        psn_ok = psn_ok && read_psn && resp_left > 0 && ib.bth.psn == expect_resp;
+        expect_resp = wire::psn_add(expect_resp, 1);
+        if (resp_left > 0) --resp_left;
+        if (read_first_ns < 0) read_first_ns = rec.time_ns;
+        read_last_ns = rec.time_ns;
+        n_.say(tr(M("wire.response"), rec.frame, dir, rec.op->name, lab::hex(ib.bth.psn, 6),
+                  ib.payload_length));
+        break;
+      }
+      case wire::Operation::Write: {
+        // The release: the PSN right after the READ's last response PSN.
+        const std::uint32_t imm = ib.immdt.value_or(0xFFFFFFFF);
+        release_imms.push_back(imm);
+        psn_ok = psn_ok && read_psn && resp_left == 0 && ib.bth.psn == expect_resp;
+        imm_ok = imm_ok && ib.immdt && ib.payload_length == 0 && from_rx && step < steps_.size() &&
+                 imm == steps_[step].region.tensor_key;
+        n_.say(tr(M("wire.release"), rec.frame, dir, lab::hex(ib.bth.psn, 6), lab::hex(imm, 8),
+                  ib.payload_length));
+        if (step < steps_.size()) {
+          const Lent& l = lent_[steps_[step].region.tensor_key];
+          window_ok = window_ok && read_first_ns >= 0 &&
+                      static_cast<double>(read_first_ns) >= l.lent_us * 1e3 - 1 &&
+                      static_cast<double>(read_last_ns) <= l.released_us * 1e3 + 1;
+          n_.say(tr(M("wire.window"), static_cast<double>(read_first_ns) / 1e3,
+                    static_cast<double>(read_last_ns) / 1e3, l.lent_us, l.released_us));
+        }
+        ++step;
+        read_psn.reset();
+        break;
+      }
+      default: break;
     }
-  } catch (const capture::CaptureError& e) {
-    n_.warn(e.what());
-    psn_ok = false;
   }
   const auto n = static_cast<std::uint64_t>(o_.requests);
   const std::uint64_t per_read =

@@ -23,7 +23,6 @@
 #include <thread>
 
 #include "messages.hpp"
-#include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/dissect/record.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
@@ -106,19 +105,14 @@ struct WirePacket {
   std::optional<std::uint64_t> orig;  // AtomicAckETH
 };
 
-std::vector<WirePacket> read_packets(const std::string& path) {
+std::vector<WirePacket> read_packets(const lab::WireFacts& facts) {
   std::vector<WirePacket> out;
-  capture::PcapReader reader(path);
-  const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
-  capture::Packet pkt;
-  dissect::PacketRecord rec;
-  while (reader.next(pkt)) {
-    dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
-    if (!rec.is_roce() || !rec.has_bth()) continue;
+  for (const dissect::PacketRecord* r : facts.roce()) {
+    const dissect::PacketRecord& rec = *r;
     const wire::IbPacket& ib = *rec.decoded.ib;
     WirePacket p;
     p.frame = rec.frame;
-    p.time_ns = pkt.time_ns;
+    p.time_ns = rec.time_ns;
     if (const auto a = rec.decoded.src_address()) p.src = a->to_string();
     p.opcode = ib.bth.opcode;
     p.psn = ib.bth.psn;
@@ -164,8 +158,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.say(tr(M("why.layout"), kDataOffset));
 
   n.step(tr(M("step.connect")));
-  tx.first_psn = 0x000100;
-  rx.first_psn = 0x000200;
+  tx.first_psn = lab::kRequesterFirstPsn;
+  rx.first_psn = lab::kResponderFirstPsn;
   lab::ConnectSpec c;
   c.mtu = o.mtu;
   lab::connect_pair(n, tx, rx, c, o.common, true);
@@ -359,7 +353,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   }
 
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
-    const auto packets = read_packets(o.common.capture);
+    const auto packets = read_packets(*facts);
     const std::string sender_ip = "10.99.0.2", receiver_ip = "10.99.0.1";
     // Requests from the sender, in PSN order: per round the put's packets,
     // then the signal's.

@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "messages.hpp"
-#include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/dissect/record.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
@@ -154,10 +153,14 @@ void connect(lab::Narrator& n, const Options& o, Host& me, verbs::QueuePair& qp,
 void connect_all(lab::Narrator& n, const Options& o, Host& c, Host& s) {
   const std::string ctrl = tr(M("ctrl"));
   const std::string data = tr(M("data"));
-  connect(n, o, c, *c.ctrl, ctrl, 0x000100, s, *s.ctrl, 0x000A00);
-  connect(n, o, s, *s.ctrl, ctrl, 0x000A00, c, *c.ctrl, 0x000100);
-  connect(n, o, c, *c.data, data, 0x000200, s, *s.data, 0x000B00);
-  connect(n, o, s, *s.data, data, 0x000B00, c, *c.data, 0x000200);
+  // Each QP's first PSN: the client's in 0x0001xx-0x0002xx, the server's in
+  // 0x000Axx-0x000Bxx, so that a capture tells them apart.
+  constexpr std::uint32_t kClientCtrl = 0x000100, kServerCtrl = 0x000A00;
+  constexpr std::uint32_t kClientData = 0x000200, kServerData = 0x000B00;
+  connect(n, o, c, *c.ctrl, ctrl, kClientCtrl, s, *s.ctrl, kServerCtrl);
+  connect(n, o, s, *s.ctrl, ctrl, kServerCtrl, c, *c.ctrl, kClientCtrl);
+  connect(n, o, c, *c.data, data, kClientData, s, *s.data, kServerData);
+  connect(n, o, s, *s.data, data, kServerData, c, *c.data, kClientData);
 }
 
 // What the server tells the client about one of its QPs, out of band.
@@ -490,15 +493,10 @@ struct Packet {
   std::optional<std::uint8_t> syndrome;
 };
 
-std::vector<Packet> read_packets(const std::string& path) {
+std::vector<Packet> read_packets(const lab::WireFacts& facts) {
   std::vector<Packet> out;
-  capture::PcapReader reader(path);
-  const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
-  capture::Packet pkt;
-  dissect::PacketRecord rec;
-  while (reader.next(pkt)) {
-    dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
-    if (!rec.is_roce() || !rec.has_bth()) continue;
+  for (const dissect::PacketRecord* r : facts.roce()) {
+    const dissect::PacketRecord& rec = *r;
     const wire::IbPacket& ib = *rec.decoded.ib;
     Packet p;
     p.dest_qp = ib.bth.dest_qp;
@@ -564,7 +562,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
   n.step(tr(M("step.wire")));
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
-    const auto pkts = read_packets(o.common.capture);
+    const auto pkts = read_packets(*facts);
     nlohmann::json jw = nlohmann::json::object();
     for (const Scenario& sc : done) {
       nlohmann::json shown = nlohmann::json::array();

@@ -53,34 +53,36 @@ std::span<const i18n::Message> wire_view_catalog() noexcept {
   return kCatalog;
 }
 
-WireFacts show_wire(Narrator& n, const std::string& path) {
-  WireFacts facts;
-  std::vector<dissect::PacketRecord> recs;
-  dissect::Analyzer analyzer;
-  try {
-    capture::PcapReader reader(path);
-    const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
-    capture::Packet pkt;
-    while (reader.next(pkt)) {
-      dissect::PacketRecord rec;
-      dissect::decode_record(pkt.data, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
-      analyzer.feed(rec);
-      recs.push_back(std::move(rec));
-    }
-    facts.readable = true;
-  } catch (const capture::CaptureError& e) {
-    n.warn(i18n::tr(M("unreadable"), e.what()));
-    return facts;
-  }
-  const std::vector<dissect::Event> tail = analyzer.finish();
+std::vector<const dissect::PacketRecord*> WireFacts::roce() const {
+  std::vector<const dissect::PacketRecord*> out;
+  for (const auto& rec : records)
+    if (rec.is_roce() && rec.has_bth()) out.push_back(&rec);
+  return out;
+}
 
-  // The --json result's "wire" section: each packet as the record
-  // `rdmapcap decode --json` writes (its events inside), and the
-  // end-of-capture conclusions as its end-of-capture lines hold them.
-  nlohmann::json frames = nlohmann::json::array();
-  nlohmann::json end_of_capture = nlohmann::json::array();
-  std::string line;
-  for (const auto& rec : recs) {
+WireFacts read_wire(const std::string& path) {
+  WireFacts facts;
+  dissect::Analyzer analyzer;
+  capture::PcapReader reader(path);
+  const auto link = reader.link_type().value_or(wire::LinkType::Ethernet);
+  capture::Packet pkt;
+  while (reader.next(pkt)) {
+    // The record's spans point into its own copy of the bytes, which lives
+    // as long as the facts (a vector's heap buffer does not move with it).
+    auto& bytes = facts.bytes.emplace_back(pkt.data.begin(), pkt.data.end());
+    dissect::PacketRecord& rec = facts.records.emplace_back();
+    dissect::decode_record(bytes, pkt.original_length, link, pkt.frame, pkt.time_ns, rec);
+    analyzer.feed(rec);
+  }
+  facts.readable = true;
+  // finish() returns only the end-of-capture conclusions (analyzer.hpp).
+  facts.end_of_capture = analyzer.finish();
+  for (std::uint32_t id = 1;; ++id) {
+    auto ends = analyzer.endpoints(id);
+    if (!ends) break;
+    facts.conversations.push_back(std::move(*ends));
+  }
+  for (const auto& rec : facts.records) {
     if (!rec.is_roce() || !rec.has_bth()) continue;
     ++facts.packets;
     const auto& bth = rec.decoded.ib->bth;
@@ -90,14 +92,36 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
             : fmt::format("opcode 0x{:02x}", bth.opcode);
     ++facts.opcodes[op];
     if (rec.icrc && !rec.icrc->ok()) facts.icrc_all_ok = false;
-    line.clear();
-    dissect::render_packet_json(rec, line);
-    frames.push_back(nlohmann::json::parse(line));
     for (const auto& e : rec.events) ++facts.events[std::string(dissect::event_name(e.type))];
   }
-  // finish() returns only the end-of-capture conclusions (analyzer.hpp).
-  for (const auto& e : tail) {
+  for (const auto& e : facts.end_of_capture)
     ++facts.events[std::string(dissect::event_name(e.type))];
+  return facts;
+}
+
+WireFacts show_wire(Narrator& n, const std::string& path) {
+  WireFacts facts;
+  try {
+    facts = read_wire(path);
+  } catch (const capture::CaptureError& e) {
+    n.warn(i18n::tr(M("unreadable"), e.what()));
+    return facts;
+  }
+  const std::vector<dissect::PacketRecord>& recs = facts.records;
+  const std::vector<dissect::Event>& tail = facts.end_of_capture;
+
+  // The --json result's "wire" section: each packet as the record
+  // `rdmapcap decode --json` writes (its events inside), and the
+  // end-of-capture conclusions as its end-of-capture lines hold them.
+  nlohmann::json frames = nlohmann::json::array();
+  nlohmann::json end_of_capture = nlohmann::json::array();
+  std::string line;
+  for (const auto* rec : facts.roce()) {
+    line.clear();
+    dissect::render_packet_json(*rec, line);
+    frames.push_back(nlohmann::json::parse(line));
+  }
+  for (const auto& e : tail) {
     line.clear();
     dissect::render_event_json(e, line);
     end_of_capture.push_back(nlohmann::json::parse(line));
@@ -115,10 +139,9 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
   lo.color = cli::use_colour(1);
   std::string out;
   std::size_t shown = 0;
-  for (std::uint32_t id = 1;; ++id) {
-    const auto ends = analyzer.endpoints(id);
-    if (!ends) break;
-    dissect::LadderText ladder(ends->first, ends->second, recs.front().time_ns, lo);
+  for (std::uint32_t id = 1; id <= facts.conversations.size(); ++id) {
+    const auto& ends = facts.conversations[id - 1];
+    dissect::LadderText ladder(ends.first, ends.second, recs.front().time_ns, lo);
     if (id > 1) out += "\n";
     ladder.header(out);
     for (const auto& rec : recs) {

@@ -16,6 +16,16 @@
 
 namespace rdmalab::lab {
 
+/// The first PSNs the labs give the requester and the responder when they
+/// choose them (out of band). Real programs pick random ones; fixed ones make
+/// a capture easy to read.
+inline constexpr std::uint32_t kRequesterFirstPsn = 0x000100;
+inline constexpr std::uint32_t kResponderFirstPsn = 0x000200;
+
+/// The byte a one-sided lab fills the passive side's buffer with, so that it
+/// can check afterwards which bytes the operation touched.
+inline constexpr std::uint8_t kUntouchedFill = 0xEE;
+
 /// One side of a connection. Members are declared in the order they are
 /// created, so they are destroyed in reverse: QP before CQ, MR before PD.
 struct Endpoint {

@@ -1,6 +1,7 @@
 #include "rdmalab/lab/buffer_info.hpp"
 
 #include <endian.h>
+#include <fmt/format.h>
 
 #include <array>
 #include <cstring>
@@ -57,12 +58,13 @@ void expect_buffer_info(Narrator& n, Endpoint& e, BufferInfo& in, const CommonOp
   reg(e, in);
   ibv_sge sge = sge_of(in);
   ibv_recv_wr wr{};
-  wr.wr_id = 900;
+  wr.wr_id = kBufferInfoRecvWrId;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
   verbs::check_rc(e.qp->post_recv(&wr, &bad), "ibv_post_recv");
-  n.call("ibv_post_recv(qp, wr{wr_id=900, 16-byte buffer})", "0");
+  n.call(fmt::format("ibv_post_recv(qp, wr{{wr_id={}, 16-byte buffer}})", kBufferInfoRecvWrId),
+         "0");
 }
 
 void send_buffer_info(Narrator& n, Endpoint& e, BufferInfo& out) {

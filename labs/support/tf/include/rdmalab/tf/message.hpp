@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
-namespace rdmalab::lab10::tf {
+#include "rdmalab/tf/protobuf.hpp"
+
+namespace rdmalab::tf {
 
 // ---------------------------------------------------------------------------
 // The message, laid out as TF's RdmaMessage (rdma.h) on x86-64: fixed
@@ -95,14 +97,6 @@ inline T get_le(std::span<const std::uint8_t> b, std::size_t at) {
   return static_cast<T>(v);
 }
 
-inline void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<std::uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<std::uint8_t>(v));
-}
-
 inline std::string shape_text(const std::vector<std::uint32_t>& s) {
   std::string out = "[";
   for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
@@ -133,26 +127,14 @@ inline std::vector<std::uint8_t> encode(const Message& m) {
   }
   if (m.type == MsgType::ErrorStatus) {
     // ErrorStatusProto{error_code = 1, error_message = 2}, prefixed by its size.
-    std::vector<std::uint8_t> proto{0x08};
-    put_varint(proto, static_cast<std::uint64_t>(m.error_code));
-    proto.push_back(0x12);
-    put_varint(proto, m.error_message.size());
-    proto.insert(proto.end(), m.error_message.begin(), m.error_message.end());
+    std::vector<std::uint8_t> proto;
+    pb::put_uint(proto, 1, static_cast<std::uint64_t>(m.error_code));
+    pb::put_string(proto, 2, m.error_message);
     b.resize(kMessageBytes + 4);
     put_le<std::uint32_t>(b, kErrorStatusAt, static_cast<std::uint32_t>(proto.size()));
     b.insert(b.end(), proto.begin(), proto.end());
   }
   return b;
-}
-
-inline std::optional<std::uint64_t> get_varint(std::span<const std::uint8_t> b, std::size_t& at) {
-  std::uint64_t v = 0;
-  for (int shift = 0; at < b.size() && shift < 64; shift += 7) {
-    const std::uint8_t c = b[at++];
-    v |= std::uint64_t{c & 0x7Fu} << shift;
-    if ((c & 0x80) == 0) return v;
-  }
-  return std::nullopt;
 }
 
 // RdmaMessage::ParseMessage, with bounds checks: nullopt for anything that is
@@ -181,14 +163,14 @@ inline std::optional<Message> decode(std::span<const std::uint8_t> b) {
     if (size > kErrorStatusMax - 4 || kMessageBytes + 4 + size > b.size()) return std::nullopt;
     const auto proto = b.subspan(kMessageBytes + 4, size);
     for (std::size_t at = 0; at < proto.size();) {
-      const auto key = get_varint(proto, at);
+      const auto key = pb::get_varint(proto, at);
       if (!key) return std::nullopt;
-      if ((*key & 7) == 0) {
-        const auto v = get_varint(proto, at);
+      if ((*key & 7) == pb::kVarint) {
+        const auto v = pb::get_varint(proto, at);
         if (!v) return std::nullopt;
         if (*key >> 3 == 1) m.error_code = static_cast<std::int32_t>(*v);
-      } else if ((*key & 7) == 2) {
-        const auto len = get_varint(proto, at);
+      } else if ((*key & 7) == pb::kLengthDelimited) {
+        const auto len = pb::get_varint(proto, at);
         if (!len || *len > proto.size() - at) return std::nullopt;
         if (*key >> 3 == 2)
           m.error_message.assign(reinterpret_cast<const char*>(proto.data() + at), *len);
@@ -224,4 +206,4 @@ inline std::optional<std::uint64_t> key_incarnation(const std::string& key) {
 constexpr std::uint64_t kIncarnation = 0x1f2e3d4c5b6a7988;
 constexpr std::uint64_t kOldIncarnation = 0x0badc0de00000001;
 
-}  // namespace rdmalab::lab10::tf
+}  // namespace rdmalab::tf

@@ -14,7 +14,9 @@
 
 namespace rdmalab::lab {
 
-/// wr_id of the SEND carrying the buffer information.
+/// wr_id of the receive for the buffer information (active side) and of the
+/// SEND carrying it (passive side).
+inline constexpr std::uint64_t kBufferInfoRecvWrId = 900;
 inline constexpr std::uint64_t kBufferInfoWrId = 901;
 
 struct BufferInfo {
