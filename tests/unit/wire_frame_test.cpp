@@ -82,7 +82,7 @@ TEST_CASE("variant fields do not change the ICRC; invariant ones do") {
   variant[14 + 20 + 6] = 0x12;  // UDP checksum filled in
   variant[14 + 28 + 4] = 0x80;  // BTH FECN
   const Frame fv = decode_frame(variant, LinkType::Ethernet);
-  CHECK(*compute_icrc(fv, variant) == crc);
+  CHECK(check_icrc(fv, variant)->expected == crc);
   auto invariant = bytes;
   invariant[14 + 28 + 11] ^= 1;  // PSN
   const Frame fi = decode_frame(invariant, LinkType::Ethernet);
@@ -211,6 +211,7 @@ TEST_CASE("a frame cut anywhere never crashes and says where it ended") {
     const Frame snap = decode_frame(part, LinkType::Ethernet, bytes.size());
     REQUIRE(snap.error.has_value());
     CHECK(snap.error->kind == ErrorKind::SnapTruncated);
-    CHECK_FALSE(compute_icrc(snap, part).has_value());
+    std::uint32_t icrc = 0;
+    CHECK_FALSE(detail::frame_icrc_into(snap, part, icrc));
   }
 }
