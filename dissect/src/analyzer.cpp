@@ -1,9 +1,14 @@
-// The analyser's state machines. References are to IBTA vol. 1:
-//   9.7.1   PSN ordering (24-bit wrap, the half-space rule)
-//   9.7.4   responder: expected PSN, duplicates re-ACKed, NAK on a PSN gap
-//   9.7.5   requester: ACK coalescing (an ACK acknowledges every older PSN),
-//           NAK/RNR NAK handling, go-back-N from the NAKed PSN
-//   9.7.6   the local ACK timeout and retry counter
+// The analyser's state machines. References are to IBTA vol. 1, 9.7
+// (Reliable Service), the same as the simulator's (lib/sim/src/requester.cpp,
+// responder.cpp; the simulator chapter of the docs has the table of which
+// rule lives where):
+//   9.7.1     PSNs: 24-bit wrap, the half-space rule, a READ's PSNs
+//   9.7.5.1   the responder's side of the ACK/NAK protocol: expected PSN,
+//             duplicates re-ACKed, one NAK on a PSN gap, ACK coalescing
+//             (9.7.5.1.2: an ACK acknowledges every older PSN)
+//   9.7.5.2   the requester's side: NAK and RNR NAK handling (9.7.5.2.8),
+//             go-back-N from the NAKed PSN
+//   9.7.6     the local ACK timeout and retry counter (9.7.6.1.3)
 // The analyser sees the wire from a capture point, not the QPs' memory: it
 // rebuilds "what the requester has sent" and "what the responder has
 // acknowledged" from packets, and infers losses from PSN gaps.

@@ -17,6 +17,7 @@
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/fabric.hpp"
 #include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/opcode.hpp"
 #include "rdmalab/wire/psn.hpp"
 
 namespace rdmalab::sim {
@@ -187,6 +188,13 @@ struct RdAtomicResource {
   std::uint64_t orig = 0;
 };
 
+/// The flags of one slot of the adaptive-routing window (QpImpl::ar_seen):
+/// 0 while the PSN has not arrived.
+struct ArSlot {
+  static constexpr std::uint8_t kPlaced = 1;  // its data is in memory already
+  static constexpr std::uint8_t kAckReq = 2;  // its BTH asked for an ACK
+};
+
 struct Engine;
 
 /// The state of one QP: requester and responder.
@@ -265,7 +273,7 @@ struct QpImpl {
   bool ack_pending = false;  // coalesced ACK waiting in `pending_ack`
   RespItem pending_ack;
   // Adaptive routing: PSNs ahead of epsn already placed, by offset from epsn.
-  std::vector<std::uint8_t> ar_seen;  // ring of options.ar_window flags
+  std::vector<std::uint8_t> ar_seen;  // ring of options.ar_window ArSlot flags
   // Packets that arrived early but cannot be placed on arrival (a WRITE or
   // SEND that completes a receive, e.g. the final WRITE with immediate):
   // their frames wait here until the window reaches their PSN. Bounded.
@@ -279,44 +287,91 @@ struct QpImpl {
   Time next_tx = 0;
   std::vector<std::uint8_t> scratch;  // gather buffer of one MTU
 
-  // --- engine.cpp / qp.cpp ---
+  /// What the responder decided about a request at the expected PSN.
+  enum class Verdict : std::uint8_t {
+    Ok,
+    Rnr,             // no receive WQE: RNR NAK
+    InvalidRequest,  // NAK invalid request, then the error state
+    RemoteAccess,    // NAK remote access error, then the error state
+    BadInvalidate,   // SEND with Invalidate of a key it may not revoke: ACK, then error
+  };
+
+  // --- qp.cpp: what both sides share ---
   void pump();
-  bool send_one();
-  bool requester_can_send() const noexcept;
-  void send_request_packet();
-  void send_response_item();
   void receive(const wire::Frame& frame, wire::Bytes bytes);
-  void on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
-  void on_response(const wire::IbPacket& p);
-  void on_ack_timer(std::uint64_t gen);
-  void on_rnr_timer(std::uint64_t gen);
-  void on_ar_timer(std::uint64_t gen);
-  void flush_ack();
+  void fail_tx_wqe(ibv_wc_status status);
   void enter_error(ibv_wc_status first_status);
   void flush_all(ibv_wc_status first_status);
+  void reset_queues();
+  [[nodiscard]] Time ack_timeout_ns() const noexcept;
+
+  // --- requester.cpp: sending requests, handling their responses ---
+  bool requester_can_send() const noexcept;
+  void send_request_packet();
+  bool find_reread(std::size_t& index, std::uint32_t& pkt) const noexcept;
+  bool start_wqe(SendWqe& w, std::size_t slot);
+  void address_ud(const SendWqe& w);
+  const wire::OpcodeInfo* build_request(const SendWqe& w, std::size_t slot, std::uint32_t pkt,
+                                        std::uint32_t& npkts);
+  void count_sent(std::uint32_t psn, std::uint32_t npkts);
+  void after_request(const SendWqe& w, std::uint32_t npkts, bool rereading);
+  bool check_local(SendWqe& w, std::size_t slot);
+  std::size_t gather(std::size_t slot, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
+                     const std::uint8_t*& out);
+  void on_response(const wire::IbPacket& p);
+  void on_ack(std::uint32_t psn);
+  void on_rnr_nak(std::uint32_t psn, wire::Aeth aeth);
+  void on_nak(std::uint32_t psn, wire::Aeth aeth);
+  void on_atomic_ack(const wire::IbPacket& p);
+  void on_read_response(const wire::IbPacket& p);
   void complete_send(SendWqe& w, ibv_wc_status status);
   void retire();
   void ack_upto(std::uint32_t psn);
   void restart_from(std::uint32_t psn);
+  void go_back_n(std::uint32_t psn);
   void arm_ack_timer();
+  void rearm_ack_timer();
+  void on_ack_timer(std::uint64_t gen);
+  void on_rnr_timer(std::uint64_t gen);
+
+  // --- responder.cpp: executing requests, sending responses ---
+  void on_request(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
+  bool uc_in_sequence(const wire::OpcodeInfo& info, std::uint32_t psn);
+  bool rc_in_sequence(const wire::IbPacket& p, const wire::OpcodeInfo& info, wire::Bytes bytes);
+  void nak_sequence_error();
+  void on_duplicate(const wire::OpcodeInfo& info, std::uint32_t psn);
+  void reexecute_read(std::uint32_t psn);
+  void replay_atomic(std::uint32_t psn);
+  Verdict execute(const wire::IbPacket& p, const wire::OpcodeInfo& info);
+  Verdict execute_send(const wire::IbPacket& p, const wire::OpcodeInfo& info);
+  Verdict execute_write(const wire::IbPacket& p, const wire::OpcodeInfo& info);
+  Verdict execute_read_atomic(const wire::IbPacket& p, const wire::OpcodeInfo& info);
+  void answer(const wire::IbPacket& p, const wire::OpcodeInfo& info, Verdict v);
+  void send_response_item();
   void queue_ack(std::uint32_t psn, std::uint8_t syndrome, bool coalesce);
-  bool check_local(SendWqe& w, std::size_t slot);
-  std::size_t gather(std::size_t slot, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
-                     const std::uint8_t*& out);
+  void flush_ack();
   bool scatter_recv(std::size_t slot, std::uint64_t offset, wire::Bytes data);
   void complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op, unsigned flags,
                      std::uint32_t imm, std::uint32_t src_qp);
   MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
   MemoryRegion* window_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
-  void run_local_ops();
-  ibv_wc_status execute_bind(const SendWqe& w);
-  int invalidate_rkey(std::uint32_t rkey);
-  void reset_queues();
   void ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
+  void ar_accept_early(const wire::IbPacket& p, const wire::OpcodeInfo& info, std::size_t ahead,
+                       wire::Bytes bytes);
+  void ar_skip(std::uint32_t n);
   void ar_advance();
   void run_ar_stash();
   void arm_ar_timer();
+  void on_ar_timer(std::uint64_t gen);
 
+  // --- local_ops.cpp: memory window bind, local invalidate ---
+  void run_local_ops();
+  ibv_wc_status execute_bind(const SendWqe& w);
+  int invalidate_rkey(std::uint32_t rkey);
+
+  /// The link a WQE's packets leave on: the connection's, or for UD the one
+  /// to the address handle's device.
+  [[nodiscard]] Link& egress_link(const SendWqe& w);
   [[nodiscard]] SendWqe& wqe_at(std::size_t from_head) noexcept { return sq[slot_at(from_head)]; }
   /// from_head <= sq.size().
   [[nodiscard]] std::size_t slot_at(std::size_t from_head) const noexcept {
@@ -333,7 +388,6 @@ struct QpImpl {
     return w.opcode == IBV_WR_RDMA_READ || w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
            w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
   }
-  [[nodiscard]] Time ack_timeout_ns() const noexcept;
 };
 
 struct Engine {
@@ -418,5 +472,10 @@ struct Engine {
   void forget_mr(const MemoryRegion* mr) noexcept;
   std::uint32_t device_index(const Device& d) const noexcept;
 };
+
+inline Link& QpImpl::egress_link(const SendWqe& w) {
+  if (type != IBV_QPT_UD) return *link;
+  return engine->link(engine->device_index(*device), engine->device_index(w.ah->destination()));
+}
 
 }  // namespace rdmalab::sim

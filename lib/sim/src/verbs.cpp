@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine.hpp"
+#include "rdmalab/wire/udp_port.hpp"
 
 namespace rdmalab::sim {
 
@@ -65,8 +66,23 @@ QueuePair* MemoryWindow::qp() const noexcept {
   return qp_ != nullptr ? qp_->handle : nullptr;
 }
 
+void MemoryWindow::bind(std::uint32_t rkey, MemoryRegion* mr, std::uint64_t addr,
+                        std::uint64_t length, int access, QpImpl* qp) noexcept {
+  unbind();
+  key_ = (key_ & ~0xFFu) | (rkey & 0xFFu);
+  state_ = State::Valid;
+  access_ = access;
+  addr_ = addr;
+  length_ = length;
+  if (length_ != 0) {
+    mr_ = mr;
+    mr_->add_window();
+  }
+  if (type() == IBV_MW_TYPE_2) qp_ = qp;
+}
+
 void MemoryWindow::unbind() noexcept {
-  if (mr_ != nullptr) --mr_->windows_;
+  if (mr_ != nullptr) mr_->remove_window();
   mr_ = nullptr;
   qp_ = nullptr;
   addr_ = 0;
@@ -183,9 +199,9 @@ MemoryRegion* ProtectionDomain::reg_mr_iova(void* addr, std::size_t length, std:
   }
   // Keys: an index in the upper 24 bits and a variant byte below, as
   // hardware does; never 0.
-  const std::uint32_t key = (device_->next_key_++ << 8) | 0x5A;
+  const std::uint32_t key = (device_->take_key_index() << 8) | 0x5A;
   mrs_.push_back(std::make_unique<MemoryRegion>(*this, addr, length, iova, access, key));
-  device_->mrs_[key] = mrs_.back().get();
+  device_->add_mr(mrs_.back().get());
   return mrs_.back().get();
 }
 
@@ -193,7 +209,7 @@ int ProtectionDomain::dereg_mr(MemoryRegion* mr) {
   if (mr == nullptr || &mr->pd() != this) return EINVAL;
   // rxe refuses while windows are bound to the region (rxe_dereg_mr).
   if (mr->bound_windows() > 0) return EINVAL;
-  device_->mrs_.erase(mr->lkey());
+  device_->remove_mr(mr);
   device_->fabric().engine().forget_mr(mr);
   return erase_owned(mrs_, mr) ? 0 : EINVAL;
 }
@@ -206,16 +222,16 @@ MemoryWindow* ProtectionDomain::alloc_mw(ibv_mw_type type) {
   // Windows take their index from the same space as regions, so an rkey
   // names one or the other. The key byte starts at 0 (rxe picks a random
   // one); every bind chooses the next with ibv_inc_rkey.
-  const std::uint32_t key = device_->next_key_++ << 8;
+  const std::uint32_t key = device_->take_key_index() << 8;
   mws_.push_back(std::make_unique<MemoryWindow>(*this, type, key));
-  device_->mws_[key >> 8] = mws_.back().get();
+  device_->add_mw(mws_.back().get());
   return mws_.back().get();
 }
 
 int ProtectionDomain::dealloc_mw(MemoryWindow* mw) {
   if (mw == nullptr || &mw->pd() != this) return EINVAL;
   mw->unbind();
-  device_->mws_.erase(mw->rkey() >> 8);
+  device_->remove_mw(mw);
   return erase_owned(mws_, mw) ? 0 : EINVAL;
 }
 
@@ -226,7 +242,7 @@ QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
     if (cq->get() == ia.send_cq) scq = cq.get();
     if (cq->get() == ia.recv_cq) rcq = cq.get();
   }
-  const DeviceLimits& lim = device_->limits_;
+  const DeviceLimits& lim = device_->limits();
   const bool type_ok =
       ia.qp_type == IBV_QPT_RC || ia.qp_type == IBV_QPT_UC || ia.qp_type == IBV_QPT_UD;
   const bool caps_ok = ia.cap.max_send_wr >= 1 && ia.cap.max_recv_wr >= 1 &&
@@ -245,7 +261,7 @@ QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
   impl->device = device_;
   impl->pd = this;
   impl->id = static_cast<std::uint32_t>(e.qps.size());
-  impl->qpn = device_->next_qpn_++;
+  impl->qpn = device_->take_qpn();
   impl->type = ia.qp_type;
   impl->send_cq = scq;
   impl->recv_cq = rcq;
@@ -263,9 +279,9 @@ QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
   qps_.push_back(std::make_unique<QueuePair>(std::move(impl)));
   raw->handle = qps_.back().get();
   e.qps.push_back(raw);
-  device_->qps_[raw->qpn] = raw;
-  ++scq->users_;
-  ++rcq->users_;
+  device_->add_qp(raw->qpn, raw);
+  scq->add_user();
+  rcq->add_user();
   return qps_.back().get();
 }
 
@@ -273,14 +289,10 @@ int ProtectionDomain::destroy_qp(QueuePair* qp) {
   if (qp == nullptr || qp->impl().pd != this) return EINVAL;
   QpImpl& q = qp->impl();
   q.engine->qps[q.id] = nullptr;  // pending events for it are ignored
-  device_->qps_.erase(q.qpn);
+  device_->remove_qp(q.qpn, &q);
   q.engine->forget_qp(&q);
-  // A type 2 window bound to this QP stays bound (rxe keeps a reference)
-  // but can no longer match any QP.
-  for (auto& [index, mw] : device_->mws_)
-    if (mw->qp_ == &q) mw->qp_ = nullptr;
-  --q.send_cq->users_;
-  --q.recv_cq->users_;
+  q.send_cq->remove_user();
+  q.recv_cq->remove_user();
   return erase_owned(qps_, qp) ? 0 : EINVAL;
 }
 
@@ -291,12 +303,12 @@ AddressHandle* ProtectionDomain::create_ah(const ibv_ah_attr& attr) {
     return nullptr;
   }
   ahs_.push_back(std::make_unique<AddressHandle>(attr, *dest));
-  device_->ahs_[ahs_.back()->get()] = ahs_.back().get();
+  device_->add_ah(ahs_.back().get());
   return ahs_.back().get();
 }
 
 int ProtectionDomain::destroy_ah(AddressHandle* ah) {
-  if (ah == nullptr || device_->ahs_.erase(ah->get()) == 0) return EINVAL;
+  if (ah == nullptr || !device_->remove_ah(ah)) return EINVAL;
   return erase_owned(ahs_, ah) ? 0 : EINVAL;
 }
 
@@ -372,16 +384,6 @@ constexpr Transition kTransitions[] = {
   {IBV_QPS_SQE,   IBV_QPS_RTS,  {S, kCur | kAcc},                         {S, kCur | kAcc},                    {S, kCur | kQkey}},
 };
 // clang-format on
-
-std::uint32_t udp_port_for(std::uint32_t a, std::uint32_t b) noexcept {
-  // Flow entropy: a hash of both QP numbers, so the two directions of a
-  // connection use the same source port (as the rxe captures show) and two
-  // connections usually differ. Range 0xC000..0xFFFF.
-  const std::uint32_t lo = std::min(a, b);
-  const std::uint32_t hi = std::max(a, b);
-  const std::uint32_t h = (lo * 0x9E3779B1u) ^ (hi * 0x85EBCA77u);
-  return 0xC000u | ((h >> 13) & 0x3FFFu);
-}
 
 }  // namespace
 
@@ -486,7 +488,7 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
     f.traffic_class = s.ah_attr.grh.traffic_class;
     f.hop_limit = s.ah_attr.grh.hop_limit != 0 ? s.ah_attr.grh.hop_limit : 64;
     f.flow_label = s.ah_attr.grh.flow_label;
-    f.udp_src_port = static_cast<std::uint16_t>(udp_port_for(q.qpn, s.dest_qp_num));
+    f.udp_src_port = wire::udp_source_port(q.qpn, s.dest_qp_num);
     q.ar_seen.assign(std::max<std::uint32_t>(1, q.options.ar_window), 0);
     q.ar_base = 0;
   }
@@ -553,8 +555,8 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       err = EINVAL;
     else if (length > q.device->limits().max_msg_sz)
       err = EINVAL;
-    else if (q.type == IBV_QPT_UD && (length > q.device->config().port_mtu ||
-                                      q.device->ahs_.find(wr->wr.ud.ah) == q.device->ahs_.end()))
+    else if (q.type == IBV_QPT_UD &&
+             (length > q.device->config().port_mtu || q.device->find_ah(wr->wr.ud.ah) == nullptr))
       err = EINVAL;
     else if (q.sq_count == q.sq.size())
       err = ENOMEM;
@@ -586,7 +588,7 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
       w.compare_add = wr->wr.atomic.compare_add;
       w.swap = wr->wr.atomic.swap;
     } else if (q.type == IBV_QPT_UD) {
-      w.ah = q.device->ahs_.at(wr->wr.ud.ah);
+      w.ah = q.device->find_ah(wr->wr.ud.ah);
       w.remote_qpn = wr->wr.ud.remote_qpn & wire::kPsnMask;
       w.remote_qkey = wr->wr.ud.remote_qkey;
     } else {

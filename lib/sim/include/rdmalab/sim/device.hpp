@@ -77,8 +77,10 @@ class MemoryRegion {
                std::uint32_t key) noexcept;
 
  private:
-  friend struct QpImpl;
   friend class MemoryWindow;
+  void add_window() noexcept { ++windows_; }
+  void remove_window() noexcept { --windows_; }
+
   ProtectionDomain* pd_;
   void* addr_;
   std::size_t length_;
@@ -98,7 +100,7 @@ class MemoryRegion {
 /// IBV_WR_BIND_MW work request, are then valid only for requests arriving on
 /// that QP, and are revoked by IBV_WR_LOCAL_INV or by the peer's
 /// IBV_WR_SEND_WITH_INV. The rules follow rdma_rxe (drivers/infiniband/sw/rxe/
-/// rxe_mw.c), including where it is laxer than the IBTA; see qp.cpp.
+/// rxe_mw.c), including where it is laxer than the IBTA; see local_ops.cpp.
 class MemoryWindow {
  public:
   enum class State : std::uint8_t { Free, Valid };
@@ -124,10 +126,22 @@ class MemoryWindow {
   MemoryWindow(ProtectionDomain& pd, ibv_mw_type type, std::uint32_t key) noexcept;
 
  private:
+  friend class Device;
   friend class ProtectionDomain;
   friend class QueuePair;
   friend struct QpImpl;
+  /// A bind that passed its checks (QpImpl::execute_bind): the key byte of
+  /// `rkey`, the range and the rights; a non-empty range counts as a window
+  /// of `mr`, and a type 2 window belongs to `qp` from now on.
+  void bind(std::uint32_t rkey, MemoryRegion* mr, std::uint64_t addr, std::uint64_t length,
+            int access, QpImpl* qp) noexcept;
   void unbind() noexcept;
+  /// Type 2: bound to `qp` (the QP a request arrived on).
+  [[nodiscard]] bool bound_to(const QpImpl* qp) const noexcept { return qp_ == qp; }
+  /// `qp` is being destroyed: a window bound to it stays bound to no QP.
+  void forget_qp(const QpImpl* qp) noexcept {
+    if (qp_ == qp) qp_ = nullptr;
+  }
 
   ProtectionDomain* pd_;
   ibv_mw raw_{};
@@ -175,6 +189,8 @@ class CompletionQueue {
   /// the stack and copied in, it would be read back before its stores
   /// land); nullptr when the CQ is full, which sets overrun().
   [[nodiscard]] ibv_wc* push() noexcept;
+  void add_user() noexcept { ++users_; }
+  void remove_user() noexcept { --users_; }
 
   Device* device_;
   ibv_cq raw_{};
@@ -190,6 +206,8 @@ class AddressHandle {
  public:
   [[nodiscard]] ibv_ah* get() noexcept { return &raw_; }
   [[nodiscard]] const ibv_ah_attr& attr() const noexcept { return attr_; }
+  /// The device that has the destination GID.
+  [[nodiscard]] Device& destination() const noexcept { return *dest_; }
   AddressHandle(const ibv_ah_attr& attr, Device& dest) noexcept : attr_(attr), dest_(&dest) {}
 
  private:
@@ -382,6 +400,36 @@ class Device {
   Device& operator=(const Device&) = delete;
 
  private:
+  /// The memory window an rkey names by its index (upper 24 bits), whatever
+  /// its key byte; nullptr when none.
+  [[nodiscard]] MemoryWindow* window_of(std::uint32_t rkey) const noexcept {
+    const auto it = mws_.find(rkey >> 8);
+    return it == mws_.end() ? nullptr : it->second;
+  }
+  /// The address handle behind a verbs handle of this device; nullptr when none.
+  [[nodiscard]] AddressHandle* find_ah(const ibv_ah* ah) const noexcept {
+    const auto it = ahs_.find(ah);
+    return it == ahs_.end() ? nullptr : it->second;
+  }
+  // Numbers and keys for new objects, and the maps the data path looks them
+  // up in (ProtectionDomain creates and destroys the objects).
+  [[nodiscard]] std::uint32_t take_key_index() noexcept { return next_key_++; }
+  [[nodiscard]] std::uint32_t take_qpn() noexcept { return next_qpn_++; }
+  void add_mr(MemoryRegion* mr) { mrs_[mr->lkey()] = mr; }
+  void remove_mr(const MemoryRegion* mr) noexcept { mrs_.erase(mr->lkey()); }
+  void add_mw(MemoryWindow* mw) { mws_[mw->rkey() >> 8] = mw; }
+  void remove_mw(const MemoryWindow* mw) noexcept { mws_.erase(mw->rkey() >> 8); }
+  void add_qp(std::uint32_t qpn, QpImpl* qp) { qps_[qpn] = qp; }
+  /// The QP leaves the map; a type 2 window bound to it stays bound (rxe
+  /// keeps a reference) but can no longer match any QP.
+  void remove_qp(std::uint32_t qpn, const QpImpl* qp) noexcept {
+    qps_.erase(qpn);
+    for (auto& [index, mw] : mws_) mw->forget_qp(qp);
+  }
+  void add_ah(AddressHandle* ah) { ahs_[ah->get()] = ah; }
+  /// False when the handle is not this device's.
+  bool remove_ah(AddressHandle* ah) noexcept { return ahs_.erase(ah->get()) != 0; }
+
   friend struct Engine;
   friend struct QpImpl;
   friend class ProtectionDomain;

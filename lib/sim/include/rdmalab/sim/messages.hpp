@@ -1,8 +1,6 @@
-// The simulator's user-facing texts: work-completion statuses with a hint on
-// what usually causes them, in English and Chinese.
+// The simulator's user-facing texts, in English and Chinese. (A failed work
+// completion is explained by rdmalab::verbs::describe_wc and its table.)
 #pragma once
-
-#include <infiniband/verbs.h>
 
 #include <span>
 #include <string>
@@ -11,11 +9,6 @@
 #include "rdmalab/i18n/i18n.hpp"
 
 namespace rdmalab::sim {
-
-/// "retry counter exceeded: ... Check ..." for a failed completion, in the
-/// current language. Every ibv_wc_status has an entry; an unknown value gives
-/// a generic text with the number.
-[[nodiscard]] std::string describe_status(ibv_wc_status status);
 
 /// "could not finish writing the capture: ..." (the fabric's destructor
 /// prints it to stderr rather than throwing).
