@@ -19,7 +19,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "rdmalab/dissect/cm.hpp"
+#include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/psn.hpp"
 #include "rdmalab/wire/timers.hpp"
 
@@ -800,44 +800,45 @@ struct Analyzer::Impl {
   /// (rdma_cm over Soft-RoCE, tests/data/rping_cm.pcap); together they name
   /// both PSN spaces of the connection before its first packet.
   void on_cm(PacketRecord& rec, const IpAddress& src, const IpAddress& dst) {
-    const CmMad& m = *rec.cm;
+    const wire::cm::Message& m = *rec.cm;
+    const auto qp = wire::cm::announced_qp(m).value_or(wire::cm::AnnouncedQp{});
     Event e{EventType::CmHandshake, rec.frame};
-    e.code = static_cast<std::uint8_t>(static_cast<std::uint16_t>(m.kind) & 0xFF);
-    e.psn = m.starting_psn;
-    e.psn_begin = m.local_qpn;
-    if (m.kind == CmKind::Req) {
-      e.value = m.service_id;
-      e.count = m.retry_count;
+    e.code = static_cast<std::uint8_t>(static_cast<std::uint16_t>(wire::cm::attr_of(m)) & 0xFF);
+    e.psn = qp.starting_psn;
+    e.psn_begin = qp.qpn;
+    if (const auto* req = std::get_if<wire::cm::Req>(&m)) {
+      e.value = req->service_id;
+      e.count = req->retry_count;
       if (cm_requests.size() >= 256) cm_requests.pop_front();
       cm_requests.push_back(
-          CmRequest{rec.frame, src, dst, m.local_comm_id, m.local_qpn, m.starting_psn});
-    } else if (m.kind == CmKind::Rej) {
-      e.value = m.reject_reason;
+          CmRequest{rec.frame, src, dst, req->local_comm_id, req->qpn, req->starting_psn});
+    } else if (const auto* rej = std::get_if<wire::cm::Rej>(&m)) {
+      e.value = rej->reason;
       for (auto it = cm_requests.begin(); it != cm_requests.end(); ++it)
-        if (it->from == dst && it->to == src && it->comm_id == m.remote_comm_id) {
+        if (it->from == dst && it->to == src && it->comm_id == rej->remote_comm_id) {
           e.related_frame = it->frame;
           cm_requests.erase(it);
           break;
         }
-    } else if (m.kind == CmKind::Rep) {
+    } else if (const auto* rep = std::get_if<wire::cm::Rep>(&m)) {
       for (auto it = cm_requests.begin(); it != cm_requests.end(); ++it) {
-        if (!(it->from == dst) || !(it->to == src) || it->comm_id != m.remote_comm_id) continue;
+        if (!(it->from == dst) || !(it->to == src) || it->comm_id != rep->remote_comm_id) continue;
         e.related_frame = it->frame;
         // Requests from the REQ's side go to the REP's QP and start at the
         // REP's PSN; requests from the REP's side start at the REQ's. The
         // first channel learns both QPNs before the second one is created,
         // so both land in the same conversation.
-        const std::size_t iab = channel_for(dst, src, m.local_qpn, false, m.starting_psn);
+        const std::size_t iab = channel_for(dst, src, rep->qpn, false, rep->starting_psn);
         if (iab == kNone) break;
         channels[iab]->req_qpn = it->qpn;
-        channels[iab]->cm = CmPlan{rec.frame, it->qpn, m.starting_psn};
+        channels[iab]->cm = CmPlan{rec.frame, it->qpn, rep->starting_psn};
         attach_known(*channels[iab]);
         const std::size_t iba = channel_for(src, dst, it->qpn, false, it->psn);
         if (iba == kNone) break;
         Channel& ab = *channels[iab];
         Channel& ba = *channels[iba];
-        ba.req_qpn = m.local_qpn;
-        ba.cm = CmPlan{it->frame, m.local_qpn, it->psn};
+        ba.req_qpn = rep->qpn;
+        ba.cm = CmPlan{it->frame, rep->qpn, it->psn};
         attach_known(ba);
         rec.conversation = ab.conv;
         cm_requests.erase(it);

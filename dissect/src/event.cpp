@@ -4,7 +4,7 @@
 
 #include "catalog.hpp"
 #include "format.hpp"
-#include "rdmalab/dissect/cm.hpp"
+#include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/describe.hpp"
 #include "rdmalab/wire/timers.hpp"
 
@@ -181,17 +181,19 @@ std::string describe(const Event& e) {
     }
     case EventType::UnknownOpcode: return i18n::tr(text, e.code);
     case EventType::CmHandshake:
-      switch (static_cast<CmKind>(e.code)) {
-        case CmKind::Req: return i18n::tr(M("cm.req"), e.psn_begin, e.value, e.psn, e.count);
-        case CmKind::Rep: return i18n::tr(M("cm.rep"), e.related_frame, e.psn_begin, e.psn);
-        case CmKind::Rtu: return i18n::tr(M("cm.rtu"));
-        case CmKind::Rej: {
-          const std::string why = e.value == 8    ? i18n::tr(M("cm.rej.8"))
-                                  : e.value == 28 ? i18n::tr(M("cm.rej.28"))
-                                                  : i18n::tr(M("cm.rej.other"));
+      switch (static_cast<wire::cm::Attr>(e.code)) {
+        case wire::cm::Attr::Req:
+          return i18n::tr(M("cm.req"), e.psn_begin, e.value, e.psn, e.count);
+        case wire::cm::Attr::Rep: return i18n::tr(M("cm.rep"), e.related_frame, e.psn_begin, e.psn);
+        case wire::cm::Attr::Rtu: return i18n::tr(M("cm.rtu"));
+        case wire::cm::Attr::Rej: {
+          const std::string why = e.value == wire::cm::kRejInvalidServiceId
+                                      ? i18n::tr(M("cm.rej.8"))
+                                  : e.value == wire::cm::kRejConsumer ? i18n::tr(M("cm.rej.28"))
+                                                                      : i18n::tr(M("cm.rej.other"));
           return i18n::tr(M("cm.rej"), e.related_frame, e.value, why);
         }
-        default: return i18n::tr(text, cm_kind_name(static_cast<CmKind>(e.code)));
+        default: return i18n::tr(text, wire::cm::attr_name(static_cast<wire::cm::Attr>(e.code)));
       }
     case EventType::CmLinked:
       if (e.value == e.psn) return i18n::tr(text, e.related_frame, e.psn);

@@ -60,7 +60,7 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
   const wire::IbPacket& ib = *rec.decoded.ib;
   if (rec.op != nullptr && rec.op->transport == wire::Transport::UD && ib.bth.dest_qp == 1 &&
       !rec.decoded.error)
-    rec.cm = parse_cm_mad(ib.payload);
+    rec.cm = wire::cm::decode(ib.payload);
   if (rec.icrc && !rec.icrc->ok()) {
     Event e{EventType::IcrcMismatch, frame};
     e.value = (std::uint64_t{rec.icrc->expected} << 32) | rec.icrc->actual;

@@ -96,7 +96,7 @@ std::string short_label(const PacketRecord& rec) {
   if (!rec.has_bth()) return "?";
   const wire::Bth& b = rec.decoded.ib->bth;
   if (rec.op == nullptr) return fmt::format("opcode 0x{:02x} PSN 0x{:06x}", b.opcode, b.psn);
-  if (rec.cm) return fmt::format("CM {}", cm_kind_name(rec.cm->kind));
+  if (rec.cm) return fmt::format("CM {}", wire::cm::attr_name(wire::cm::attr_of(*rec.cm)));
   const auto& aeth = rec.decoded.ib->aeth;
   if (rec.op->operation == wire::Operation::Acknowledge && aeth) {
     switch (aeth->kind()) {
@@ -221,13 +221,12 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
       field(out, "SrcQP", fmt::format("0x{:06x}", ib.deth->src_qp), i18n::tr(M("dec.srcqp")));
     }
     if (rec.cm) {
-      put(out, "  {}\n", i18n::tr(M("dec.cm"), cm_kind_name(rec.cm->kind)));
-      field(out, "CommID", fmt::format("0x{:08x}", rec.cm->local_comm_id),
+      put(out, "  {}\n", i18n::tr(M("dec.cm"), wire::cm::attr_name(wire::cm::attr_of(*rec.cm))));
+      field(out, "CommID", fmt::format("0x{:08x}", wire::cm::local_comm_id(*rec.cm)),
             i18n::tr(M("dec.cm_comm")));
-      if (rec.cm->kind == CmKind::Req || rec.cm->kind == CmKind::Rep) {
-        field(out, "LocalQPN", fmt::format("0x{:06x}", rec.cm->local_qpn),
-              i18n::tr(M("dec.cm_qpn")));
-        field(out, "StartPSN", fmt::format("0x{:06x}", rec.cm->starting_psn),
+      if (const auto qp = wire::cm::announced_qp(*rec.cm)) {
+        field(out, "LocalQPN", fmt::format("0x{:06x}", qp->qpn), i18n::tr(M("dec.cm_qpn")));
+        field(out, "StartPSN", fmt::format("0x{:06x}", qp->starting_psn),
               i18n::tr(M("dec.cm_psn")));
       }
     }
@@ -354,9 +353,10 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
   }
   if (rec.cm) {
     put(out, ",\"cm\":{{\"type\":\"{}\",\"local_comm_id\":{},\"remote_comm_id\":{}",
-        cm_kind_name(rec.cm->kind), rec.cm->local_comm_id, rec.cm->remote_comm_id);
-    if (rec.cm->kind == CmKind::Req || rec.cm->kind == CmKind::Rep)
-      put(out, ",\"local_qpn\":{},\"starting_psn\":{}", rec.cm->local_qpn, rec.cm->starting_psn);
+        wire::cm::attr_name(wire::cm::attr_of(*rec.cm)), wire::cm::local_comm_id(*rec.cm),
+        wire::cm::remote_comm_id(*rec.cm));
+    if (const auto qp = wire::cm::announced_qp(*rec.cm))
+      put(out, ",\"local_qpn\":{},\"starting_psn\":{}", qp->qpn, qp->starting_psn);
     out.push_back('}');
   }
   if (rec.conversation != 0) put(out, ",\"conversation\":{}", rec.conversation);

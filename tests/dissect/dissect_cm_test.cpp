@@ -7,10 +7,13 @@
 
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/dissect/render.hpp"
+#include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/mtu.hpp"
 
 using namespace rdmalab;
 using namespace rdmalab::dissect;
+using wire::cm::Attr;
 
 namespace {
 
@@ -20,7 +23,7 @@ void be(std::vector<std::uint8_t>& m, std::size_t at, std::uint64_t v, int bytes
 }
 
 /// A 256-byte CM MAD (IBTA 13.4.2 header + 12.6.5/12.6.8 layouts).
-std::vector<std::uint8_t> mad(CmKind kind, std::uint32_t local_id, std::uint32_t remote_id,
+std::vector<std::uint8_t> mad(Attr kind, std::uint32_t local_id, std::uint32_t remote_id,
                               std::uint32_t qpn, std::uint32_t psn) {
   std::vector<std::uint8_t> m(256, 0);
   m[0] = 1;     // base version
@@ -31,12 +34,12 @@ std::vector<std::uint8_t> mad(CmKind kind, std::uint32_t local_id, std::uint32_t
   be(m, 16, static_cast<std::uint16_t>(kind), 2);
   be(m, 24, local_id, 4);
   be(m, 28, remote_id, 4);
-  if (kind == CmKind::Req) {
+  if (kind == Attr::Req) {
     be(m, 24 + 8, 0x0106000000004321ULL, 8);  // service ID (RDMA_PS_TCP, port)
     be(m, 24 + 32, (std::uint64_t{qpn} << 8) | 1, 4);
     be(m, 24 + 44, (std::uint64_t{psn} << 8) | (0x17 << 3) | 6, 4);  // retry_cnt 6
     m[24 + 50] = (3 << 4) | 7;                                       // MTU 1024, rnr_retry 7
-  } else if (kind == CmKind::Rep) {
+  } else if (kind == Attr::Rep) {
     be(m, 24 + 12, std::uint64_t{qpn} << 8, 4);
     be(m, 24 + 20, std::uint64_t{psn} << 8, 4);
   }
@@ -73,40 +76,44 @@ struct Wire {
 
 }  // namespace
 
-TEST_CASE("parse_cm_mad reads a REQ and a REP, and refuses other classes") {
-  const auto req = parse_cm_mad(mad(CmKind::Req, 0xA1, 0, 0x000123, 0xABCDEF));
-  REQUIRE(req.has_value());
-  CHECK(req->kind == CmKind::Req);
-  CHECK(req->local_comm_id == 0xA1);
-  CHECK(req->local_qpn == 0x123);
-  CHECK(req->starting_psn == 0xABCDEF);
-  CHECK(req->retry_count == 6);
-  CHECK(req->rnr_retry_count == 7);
-  CHECK(mtu_from_code(req->path_mtu_code) == 1024);
-  CHECK(req->service_id == 0x0106000000004321ULL);
-  const auto rep = parse_cm_mad(mad(CmKind::Rep, 0xB2, 0xA1, 0x000456, 0x123456));
-  REQUIRE(rep.has_value());
-  CHECK(rep->remote_comm_id == 0xA1);
-  CHECK(rep->local_qpn == 0x456);
-  CHECK(rep->starting_psn == 0x123456);
-  auto other = mad(CmKind::Req, 1, 0, 1, 1);
+TEST_CASE("wire::cm::decode reads a REQ and a REP written by hand, and refuses other classes") {
+  const auto req_mad = mad(Attr::Req, 0xA1, 0, 0x000123, 0xABCDEF);
+  const auto req_msg = wire::cm::decode(req_mad);
+  REQUIRE(req_msg.has_value());
+  CHECK(wire::cm::attr_of(*req_msg) == Attr::Req);
+  const auto& req = std::get<wire::cm::Req>(*req_msg);
+  CHECK(req.local_comm_id == 0xA1);
+  CHECK(req.qpn == 0x123);
+  CHECK(req.starting_psn == 0xABCDEF);
+  CHECK(req.retry_count == 6);
+  CHECK(req.rnr_retry_count == 7);
+  CHECK(wire::mtu_bytes(req.path_mtu) == 1024);
+  CHECK(req.service_id == 0x0106000000004321ULL);
+  const auto rep_mad = mad(Attr::Rep, 0xB2, 0xA1, 0x000456, 0x123456);
+  const auto rep_msg = wire::cm::decode(rep_mad);
+  REQUIRE(rep_msg.has_value());
+  const auto& rep = std::get<wire::cm::Rep>(*rep_msg);
+  CHECK(rep.remote_comm_id == 0xA1);
+  CHECK(rep.qpn == 0x456);
+  CHECK(rep.starting_psn == 0x123456);
+  auto other = mad(Attr::Req, 1, 0, 1, 1);
   other[1] = 0x04;  // performance management class
-  CHECK_FALSE(parse_cm_mad(other).has_value());
-  CHECK_FALSE(parse_cm_mad(std::vector<std::uint8_t>(20, 1)).has_value());
+  CHECK_FALSE(wire::cm::decode(other).has_value());
+  CHECK_FALSE(wire::cm::decode(std::vector<std::uint8_t>(20, 1)).has_value());
 }
 
 TEST_CASE("REQ, REP, RTU open a conversation whose QPNs and first PSNs are known") {
   using namespace wire::opcode;
   Wire w;
   auto& req =
-      w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(CmKind::Req, 0xA1, 0, 0x123, 0x100));
+      w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(Attr::Req, 0xA1, 0, 0x123, 0x100));
   REQUIRE(req.cm.has_value());
   REQUIRE(req.events.size() == 1);
   CHECK(req.events[0].type == EventType::CmHandshake);
   CHECK(describe(req.events[0]).find("0x000123") != std::string::npos);
 
   auto& rep =
-      w.send("10.0.0.1", "10.0.0.2", kUdSendOnly, 1, 0, mad(CmKind::Rep, 0xB2, 0xA1, 0x456, 0x900));
+      w.send("10.0.0.1", "10.0.0.2", kUdSendOnly, 1, 0, mad(Attr::Rep, 0xB2, 0xA1, 0x456, 0x900));
   REQUIRE(rep.events.size() == 1);
   CHECK(rep.events[0].related_frame == 1);
   CHECK(rep.conversation == 1);
@@ -118,8 +125,8 @@ TEST_CASE("REQ, REP, RTU open a conversation whose QPNs and first PSNs are known
   CHECK(ends->first.qpn_known);
   CHECK(ends->second.qpn_known);
 
-  auto& rtu = w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(CmKind::Rtu, 0xA1, 0xB2, 0, 0));
-  CHECK(rtu.cm->kind == CmKind::Rtu);
+  auto& rtu = w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(Attr::Rtu, 0xA1, 0xB2, 0, 0));
+  CHECK(wire::cm::attr_of(*rtu.cm) == Attr::Rtu);
 
   // Each side announced the PSN its own receive queue expects: requests from
   // the REQ's side start at the REP's PSN, and the other way round.

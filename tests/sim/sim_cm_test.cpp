@@ -150,14 +150,14 @@ TEST_CASE(
     analyzer.feed(rec);
     CHECK_FALSE(rec.malformed());
     if (rec.cm) {
-      cm.emplace_back(dissect::cm_kind_name(rec.cm->kind));
+      cm.emplace_back(wire::cm::attr_name(wire::cm::attr_of(*rec.cm)));
       REQUIRE(rec.decoded.ib.has_value());
       CHECK(rec.decoded.ib->bth.dest_qp == 1);
       REQUIRE(rec.decoded.ib->deth.has_value());
       CHECK(rec.decoded.ib->deth->qkey == wire::cm::kGsiQkey);
       CHECK(rec.decoded.ib->deth->src_qp == 1);
-      if (cm.size() == 1) tid = rec.cm->transaction_id;
-      if (cm.size() <= 5) CHECK(rec.cm->transaction_id == tid);
+      if (cm.size() == 1) tid = wire::cm::transaction_id(*rec.cm);
+      if (cm.size() <= 5) CHECK(wire::cm::transaction_id(*rec.cm) == tid);
     }
     for (const auto& e : rec.events)
       if (e.type == dissect::EventType::CmLinked) linked.push_back(e);

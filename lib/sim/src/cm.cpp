@@ -19,6 +19,7 @@
 
 #include "engine.hpp"
 #include "rdmalab/wire/cm.hpp"
+#include "rdmalab/wire/mtu.hpp"
 
 namespace rdmalab::sim {
 
@@ -50,15 +51,27 @@ std::uint32_t ipv4(const wire::IpAddress& ip) noexcept {
          b[3];
 }
 
-std::uint8_t mtu_code(std::uint32_t bytes) noexcept {
-  std::uint8_t code = IBV_MTU_256;
-  for (std::uint32_t m = 512; m <= bytes && code < IBV_MTU_4096; m *= 2) ++code;
-  return code;
+/// The CA GUID a host announces: a locally administered prefix, then its
+/// IPv4 address.
+constexpr std::uint64_t kCaGuidPrefix = 0x0200000000000000ULL;
+std::uint64_t ca_guid(const wire::IpAddress& ip) noexcept {
+  return kCaGuidPrefix | ipv4(ip);
 }
+
+/// The Linux CM's communication IDs are an index XOR one random operand
+/// drawn at boot, so they share their low bits (those of
+/// tests/data/rping_cm.pcap all end in 0xb9); ours put 24 random bits above it.
+constexpr std::uint32_t kCommIdLowByte = 0xB9;
+/// The Linux CM's transaction IDs: its MAD agent's high TID (4 in
+/// tests/data/rping_cm.pcap) over the active side's communication ID.
+constexpr std::uint64_t kMadAgentHiTid = 4;
+/// The active side's own port, as rdma_cm reports it: an ephemeral one.
+constexpr std::uint16_t kEphemeralPortBit = 0x8000;
 
 constexpr std::size_t kRecvSlots = 32;
 constexpr std::size_t kSendSlots = 32;
 constexpr std::size_t kGrh = 40;  // a UD receive buffer starts with the GRH
+constexpr std::size_t kRecvSlotSize = kGrh + wire::cm::kMadSize;
 
 }  // namespace
 
@@ -82,16 +95,16 @@ struct Manager::Agent {
   ProtectionDomain* pd = nullptr;
   CompletionQueue* cq = nullptr;
   QueuePair* qp = nullptr;
-  std::vector<std::uint8_t> recv_buf = std::vector<std::uint8_t>(kRecvSlots * (kGrh + 256));
-  std::vector<std::uint8_t> send_buf = std::vector<std::uint8_t>(kSendSlots * 256);
+  std::vector<std::uint8_t> recv_buf = std::vector<std::uint8_t>(kRecvSlots * kRecvSlotSize);
+  std::vector<std::uint8_t> send_buf = std::vector<std::uint8_t>(kSendSlots * wire::cm::kMadSize);
   MemoryRegion* recv_mr = nullptr;
   MemoryRegion* send_mr = nullptr;
   std::size_t next_send = 0;
   std::vector<std::pair<ibv_gid, AddressHandle*>> ahs;
 
   void post_recv(std::size_t slot) {
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(recv_buf.data() + slot * (kGrh + 256)),
-                static_cast<std::uint32_t>(kGrh + 256), recv_mr->lkey()};
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(recv_buf.data() + slot * kRecvSlotSize),
+                static_cast<std::uint32_t>(kRecvSlotSize), recv_mr->lkey()};
     ibv_recv_wr wr{};
     wr.wr_id = slot;
     wr.sg_list = &sge;
@@ -116,11 +129,7 @@ EventChannel* Manager::create_event_channel() {
 }
 
 std::uint32_t Manager::random24() {
-  // splitmix64
-  std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return static_cast<std::uint32_t>((z ^ (z >> 31)) & 0xFFFFFF);
+  return static_cast<std::uint32_t>(Rng::next(rng_) & 0xFFFFFF);
 }
 
 Device* Manager::host_with(const wire::IpAddress& ip) const {
@@ -184,9 +193,10 @@ void Manager::send_to(Device& from, const ibv_gid& to, const wire::cm::Mad& mad)
     a->ahs.emplace_back(to, ah);
   }
   const std::size_t slot = a->next_send++ % kSendSlots;
-  std::uint8_t* buf = a->send_buf.data() + slot * 256;
+  std::uint8_t* buf = a->send_buf.data() + slot * wire::cm::kMadSize;
   std::memcpy(buf, mad.data(), mad.size());
-  ibv_sge sge{reinterpret_cast<std::uintptr_t>(buf), 256, a->send_mr->lkey()};
+  ibv_sge sge{reinterpret_cast<std::uintptr_t>(buf), static_cast<std::uint32_t>(mad.size()),
+              a->send_mr->lkey()};
   ibv_send_wr wr{};
   wr.wr_id = slot;
   wr.sg_list = &sge;
@@ -222,18 +232,55 @@ void Manager::pump() {
         const ibv_wc& wc = wcs[k];
         if (wc.opcode != IBV_WC_RECV) continue;
         const std::size_t slot = wc.wr_id;
-        if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= kGrh + 256)
-          on_mad(a, std::span<const std::uint8_t>(a.recv_buf.data() + slot * (kGrh + 256) + kGrh,
-                                                  256));
+        if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= kRecvSlotSize)
+          on_mad(a, std::span<const std::uint8_t>(a.recv_buf.data() + slot * kRecvSlotSize + kGrh,
+                                                  wire::cm::kMadSize));
         a.post_recv(slot);
       }
     }
   }
 }
 
+template <class Msg>
+Msg Id::offer(const ConnParam& p) {
+  qpn_ = p.qp_num;
+  responder_resources_ = p.responder_resources;
+  initiator_depth_ = p.initiator_depth;
+  Msg m;
+  m.transaction_id = tid_;
+  m.local_comm_id = local_comm_id_;
+  m.ca_guid = ca_guid(local_ip_);
+  m.qpn = qpn_;
+  m.starting_psn = rq_psn_;
+  m.responder_resources = p.responder_resources;
+  m.initiator_depth = p.initiator_depth;
+  m.rnr_retry_count = p.rnr_retry_count;
+  m.private_data = p.private_data;
+  return m;
+}
+
+template <class Msg>
+ConnParam Id::learn(const Msg& m) {
+  remote_comm_id_ = m.local_comm_id;
+  remote_qpn_ = m.qpn;
+  sq_psn_ = m.starting_psn;
+  // What this side may issue is what the peer accepts, and the other way.
+  initiator_depth_ = m.responder_resources;
+  responder_resources_ = m.initiator_depth;
+  rnr_retry_count_ = m.rnr_retry_count;
+  ConnParam p;
+  p.private_data.assign(m.private_data.begin(), m.private_data.end());
+  p.responder_resources = m.responder_resources;
+  p.initiator_depth = m.initiator_depth;
+  if constexpr (requires { m.retry_count; }) p.retry_count = m.retry_count;
+  p.rnr_retry_count = m.rnr_retry_count;
+  p.qp_num = m.qpn;
+  return p;
+}
+
 void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
-  wire::cm::Decoded m;
-  if (!wire::cm::decode(bytes, m)) return;
+  const auto mad = wire::cm::decode(bytes);
+  if (!mad) return;
   Device& d = *a.device;
   auto event = [](Id& id, EventType t) {
     Event e;
@@ -242,20 +289,24 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
     id.channel_->events_.push_back(e);
     return &id.channel_->events_.back();
   };
-  switch (m.attr) {
-    case wire::cm::Attr::Req: {
+  using wire::cm::Attr;
+  switch (wire::cm::attr_of(*mad)) {
+    case Attr::Req: {
+      const auto& m = std::get<wire::cm::Req>(*mad);
       Id* listener = nullptr;
       for (const auto& id : ids_)
         if (id->state_ == Id::State::Listening && id->device_ == &d &&
             (m.service_id & ~0xFFFFULL) == wire::cm::kServiceIdTcp &&
             id->port_ == (m.service_id & 0xFFFF))
           listener = id.get();
-      ibv_gid peer{};
-      std::memcpy(peer.raw, bytes.data() + 24 + 56, 16);  // the REQ's primary local GID
       if (listener == nullptr) {
-        send_to(d, peer,
-                wire::cm::encode_rej(m.transaction_id, 0, m.local_comm_id,
-                                     wire::cm::kRejInvalidServiceId));
+        send_to(d, m.local_gid,
+                wire::cm::encode(wire::cm::Rej{.transaction_id = m.transaction_id,
+                                               .local_comm_id = 0,
+                                               .remote_comm_id = m.local_comm_id,
+                                               .message_rejected = 0,
+                                               .reason = wire::cm::kRejInvalidServiceId,
+                                               .private_data = {}}));
         return;
       }
       Id* id = listener->channel_->create_id();
@@ -266,54 +317,36 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
                                                  static_cast<std::uint8_t>(m.ip.src_ip >> 16),
                                                  static_cast<std::uint8_t>(m.ip.src_ip >> 8),
                                                  static_cast<std::uint8_t>(m.ip.src_ip)});
-      id->remote_gid_ = peer;
+      id->remote_gid_ = m.local_gid;
       id->port_ = listener->port_;
       id->tid_ = m.transaction_id;
-      id->remote_comm_id_ = m.local_comm_id;
-      id->remote_qpn_ = m.qpn;
-      id->sq_psn_ = m.starting_psn;
       id->path_mtu_ = m.path_mtu;
-      id->responder_resources_ = m.initiator_depth;
-      id->initiator_depth_ = m.responder_resources;
       id->retry_count_ = m.retry_count;
-      id->rnr_retry_count_ = m.rnr_retry_count;
       id->ack_timeout_ = m.local_ack_timeout;
       Event* e = event(*id, EventType::ConnectRequest);
       e->listen_id = listener;
-      e->param.private_data.assign(m.private_data.begin(), m.private_data.end());
-      e->param.responder_resources = m.responder_resources;
-      e->param.initiator_depth = m.initiator_depth;
-      e->param.retry_count = m.retry_count;
-      e->param.rnr_retry_count = m.rnr_retry_count;
-      e->param.qp_num = m.qpn;
+      e->param = id->learn(m);
       return;
     }
-    case wire::cm::Attr::Rep: {
+    case Attr::Rep: {
+      const auto& m = std::get<wire::cm::Rep>(*mad);
       Id* id = find(d, m.remote_comm_id);
       if (id == nullptr || id->state_ != Id::State::ReqSent) return;
-      id->remote_comm_id_ = m.local_comm_id;
-      id->remote_qpn_ = m.qpn;
-      id->sq_psn_ = m.starting_psn;
-      id->initiator_depth_ = m.responder_resources;
-      id->responder_resources_ = m.initiator_depth;
-      id->rnr_retry_count_ = m.rnr_retry_count;
       id->state_ = Id::State::RepRcvd;
       Event* e = event(*id, EventType::ConnectResponse);
-      e->param.private_data.assign(m.private_data.begin(), m.private_data.end());
-      e->param.responder_resources = m.responder_resources;
-      e->param.initiator_depth = m.initiator_depth;
-      e->param.rnr_retry_count = m.rnr_retry_count;
-      e->param.qp_num = m.qpn;
+      e->param = id->learn(m);
       return;
     }
-    case wire::cm::Attr::Rtu: {
+    case Attr::Rtu: {
+      const auto& m = std::get<wire::cm::Rtu>(*mad);
       Id* id = find(d, m.remote_comm_id);
       if (id == nullptr || id->state_ != Id::State::RepSent) return;
       id->state_ = Id::State::Established;
       event(*id, EventType::Established);
       return;
     }
-    case wire::cm::Attr::Rej: {
+    case Attr::Rej: {
+      const auto& m = std::get<wire::cm::Rej>(*mad);
       Id* id = find(d, m.remote_comm_id);
       if (id == nullptr || (id->state_ != Id::State::ReqSent && id->state_ != Id::State::RepSent))
         return;
@@ -323,7 +356,8 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
       e->param.private_data.assign(m.private_data.begin(), m.private_data.end());
       return;
     }
-    case wire::cm::Attr::Dreq: {
+    case Attr::Dreq: {
+      const auto& m = std::get<wire::cm::Dreq>(*mad);
       // DISCONNECTED for the application; the DREP waits for its own
       // rdma_disconnect, as the kernel's CM does (a peer that never calls it
       // leaves the DREQ's sender waiting for its timeout).
@@ -335,18 +369,22 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
       } else if (id->state_ == Id::State::DreqSent) {
         // Both sides disconnected at once: answer, and the DREP we get
         // back completes ours.
-        send(*id, wire::cm::encode_drep(m.transaction_id, id->local_comm_id_, id->remote_comm_id_));
+        send(*id, wire::cm::encode(wire::cm::Drep{.transaction_id = m.transaction_id,
+                                                  .local_comm_id = id->local_comm_id_,
+                                                  .remote_comm_id = id->remote_comm_id_,
+                                                  .private_data = {}}));
       }
       return;
     }
-    case wire::cm::Attr::Drep: {
+    case Attr::Drep: {
+      const auto& m = std::get<wire::cm::Drep>(*mad);
       Id* id = find(d, m.remote_comm_id);
       if (id == nullptr || id->state_ != Id::State::DreqSent) return;
       id->state_ = Id::State::Disconnected;
       event(*id, EventType::Disconnected);
       return;
     }
-    default: return;
+    case Attr::Mra: return;  // the peer's CM asks for more time: nothing to do here
   }
 }
 
@@ -358,7 +396,7 @@ Id* EventChannel::create_id() {
   // Chosen when the id is created, as the kernel does: the PSN this side's
   // receive queue will expect, and its communication ID.
   id->rq_psn_ = manager_->random24();
-  id->local_comm_id_ = (manager_->random24() << 8) | 0xB9;
+  id->local_comm_id_ = (manager_->random24() << 8) | kCommIdLowByte;
   return id;
 }
 
@@ -421,8 +459,9 @@ int Id::resolve_addr(const std::optional<wire::IpAddress>& src, const wire::IpAd
   remote_ip_ = dst;
   remote_gid_ = to->gid(0);
   port_ = port;
-  src_port_ = static_cast<std::uint16_t>(0x8000 | (manager_->random24() & 0x7FFF));
-  path_mtu_ = mtu_code(std::min(from->config().port_mtu, to->config().port_mtu));
+  src_port_ = static_cast<std::uint16_t>(kEphemeralPortBit |
+                                         (manager_->random24() & (kEphemeralPortBit - 1u)));
+  path_mtu_ = wire::mtu_code_at_most(std::min(from->config().port_mtu, to->config().port_mtu));
   state_ = State::AddrResolved;
   Event e;
   e.type = EventType::AddrResolved;
@@ -456,78 +495,68 @@ int Id::listen(const wire::IpAddress& ip, std::uint16_t port) {
 
 int Id::connect(const ConnParam& p) {
   if (state_ != State::RouteResolved || p.qp_num == 0) return EINVAL;
-  qpn_ = p.qp_num;
-  responder_resources_ = p.responder_resources;
-  initiator_depth_ = p.initiator_depth;
   retry_count_ = p.retry_count & 7u;
-  tid_ = (std::uint64_t{4} << 32) | local_comm_id_;
-  wire::cm::Req r;
-  r.transaction_id = tid_;
-  r.local_comm_id = local_comm_id_;
+  tid_ = (kMadAgentHiTid << 32) | local_comm_id_;
+  auto r = offer<wire::cm::Req>(p);
   r.service_id = wire::cm::kServiceIdTcp | port_;
-  r.ca_guid = 0x0200000000000000ULL | ipv4(local_ip_);
-  r.qpn = qpn_;
-  r.responder_resources = p.responder_resources;
-  r.initiator_depth = p.initiator_depth;
-  r.starting_psn = rq_psn_;
   r.retry_count = retry_count_;
-  r.rnr_retry_count = p.rnr_retry_count;
   r.path_mtu = path_mtu_;
   r.local_gid = device_->gid(0);
   r.remote_gid = remote_gid_;
   r.local_ack_timeout = ack_timeout_;
   r.ip = {src_port_, ipv4(local_ip_), ipv4(remote_ip_)};
-  r.private_data = p.private_data;
   state_ = State::ReqSent;
-  manager_->send(*this, wire::cm::encode_req(r));
+  manager_->send(*this, wire::cm::encode(r));
   return 0;
 }
 
 int Id::accept(const ConnParam& p) {
   if (state_ != State::ReqRcvd || p.qp_num == 0) return EINVAL;
-  qpn_ = p.qp_num;
-  responder_resources_ = p.responder_resources;
-  initiator_depth_ = p.initiator_depth;
-  wire::cm::Rep r;
-  r.transaction_id = tid_;
-  r.local_comm_id = local_comm_id_;
+  auto r = offer<wire::cm::Rep>(p);
   r.remote_comm_id = remote_comm_id_;
-  r.qpn = qpn_;
-  r.starting_psn = rq_psn_;
-  r.responder_resources = p.responder_resources;
-  r.initiator_depth = p.initiator_depth;
-  r.rnr_retry_count = p.rnr_retry_count;
-  r.ca_guid = 0x0200000000000000ULL | ipv4(local_ip_);
-  r.private_data = p.private_data;
   state_ = State::RepSent;
-  manager_->send(*this, wire::cm::encode_rep(r));
+  manager_->send(*this, wire::cm::encode(r));
   return 0;
 }
 
 int Id::reject() {
   if (state_ != State::ReqRcvd) return EINVAL;
   state_ = State::Rejected;
-  manager_->send(
-      *this, wire::cm::encode_rej(tid_, local_comm_id_, remote_comm_id_, wire::cm::kRejConsumer));
+  manager_->send(*this, wire::cm::encode(wire::cm::Rej{.transaction_id = tid_,
+                                                       .local_comm_id = local_comm_id_,
+                                                       .remote_comm_id = remote_comm_id_,
+                                                       .message_rejected = 0,
+                                                       .reason = wire::cm::kRejConsumer,
+                                                       .private_data = {}}));
   return 0;
 }
 
 int Id::establish() {
   if (state_ != State::RepRcvd) return EINVAL;
   state_ = State::Established;
-  manager_->send(*this, wire::cm::encode_rtu(tid_, local_comm_id_, remote_comm_id_));
+  manager_->send(*this, wire::cm::encode(wire::cm::Rtu{.transaction_id = tid_,
+                                                       .local_comm_id = local_comm_id_,
+                                                       .remote_comm_id = remote_comm_id_,
+                                                       .private_data = {}}));
   return 0;
 }
 
 int Id::disconnect() {
   if (state_ == State::DreqRcvd) {
     state_ = State::Disconnected;
-    manager_->send(*this, wire::cm::encode_drep(tid_, local_comm_id_, remote_comm_id_));
+    manager_->send(*this, wire::cm::encode(wire::cm::Drep{.transaction_id = tid_,
+                                                          .local_comm_id = local_comm_id_,
+                                                          .remote_comm_id = remote_comm_id_,
+                                                          .private_data = {}}));
     return 0;
   }
   if (state_ != State::Established) return EINVAL;
   state_ = State::DreqSent;
-  manager_->send(*this, wire::cm::encode_dreq(tid_, local_comm_id_, remote_comm_id_, remote_qpn_));
+  manager_->send(*this, wire::cm::encode(wire::cm::Dreq{.transaction_id = tid_,
+                                                        .local_comm_id = local_comm_id_,
+                                                        .remote_comm_id = remote_comm_id_,
+                                                        .remote_qpn = remote_qpn_,
+                                                        .private_data = {}}));
   return 0;
 }
 

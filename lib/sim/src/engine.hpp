@@ -27,8 +27,11 @@ namespace rdmalab::sim {
 class Rng {
  public:
   explicit Rng(std::uint64_t seed = 0) noexcept : state_(seed) {}
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  std::uint64_t next() noexcept { return next(state_); }
+  /// The same step on a state kept elsewhere (the CM's Manager keeps its
+  /// own, in a public class that cannot hold an Rng).
+  static std::uint64_t next(std::uint64_t& state) noexcept {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);

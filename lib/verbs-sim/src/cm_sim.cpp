@@ -21,15 +21,12 @@ wire::IpAddress ip_of(const std::string& text, std::string_view verb) {
   return *ip;
 }
 
-sim::cm::ConnParam to_sim(const CmConnParam& p) {
-  sim::cm::ConnParam s;
-  s.private_data = p.private_data;
-  if (s.private_data.size() > 56) s.private_data.resize(56);
-  s.responder_resources = p.responder_resources;
-  s.initiator_depth = p.initiator_depth;
-  s.retry_count = p.retry_count;
-  s.rnr_retry_count = p.rnr_retry_count;
-  s.qp_num = p.qp_num;
+/// Private data cut as cm_rdmacm.cpp cuts it for librdmacm: to what a REQ has
+/// room for after rdma_cm's header.
+CmConnParam to_sim(const CmConnParam& p) {
+  CmConnParam s = p;
+  if (s.private_data.size() > wire::cm::kReqUserPrivateData)
+    s.private_data.resize(wire::cm::kReqUserPrivateData);
   return s;
 }
 
@@ -97,12 +94,7 @@ class SimCmChannel final : public CmChannel {
     out.type = type_of(e->type);
     out.name = sim::cm::event_name(e->type);
     out.status = e->status;
-    out.param.private_data = e->param.private_data;
-    out.param.responder_resources = e->param.responder_resources;
-    out.param.initiator_depth = e->param.initiator_depth;
-    out.param.retry_count = e->param.retry_count;
-    out.param.rnr_retry_count = e->param.rnr_retry_count;
-    out.param.qp_num = e->param.qp_num;
+    out.param = e->param;
     if (e->type == sim::cm::EventType::ConnectRequest)
       out.new_id = std::make_unique<SimCmId>(e->id);
     return out;

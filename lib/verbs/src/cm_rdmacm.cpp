@@ -58,7 +58,8 @@ CmEventType type_of(rdma_cm_event_type t) noexcept {
 rdma_conn_param conn_param(const CmConnParam& p) noexcept {
   rdma_conn_param c{};
   c.private_data = p.private_data.empty() ? nullptr : p.private_data.data();
-  c.private_data_len = static_cast<std::uint8_t>(std::min<std::size_t>(p.private_data.size(), 56));
+  c.private_data_len =
+      static_cast<std::uint8_t>(std::min(p.private_data.size(), wire::cm::kReqUserPrivateData));
   c.responder_resources = p.responder_resources;
   c.initiator_depth = p.initiator_depth;
   c.retry_count = p.retry_count;

@@ -10,8 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "rdmalab/dissect/cm.hpp"
 #include "rdmalab/dissect/event.hpp"
+#include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/frame.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -31,7 +31,7 @@ struct PacketRecord {
   /// ICRC verdict; empty when it could not be checked (snap length, malformed).
   std::optional<wire::IcrcCheck> icrc;
   /// A Connection Manager MAD (UD packet to QP 1), when this is one.
-  std::optional<CmMad> cm;
+  std::optional<wire::cm::Message> cm;
   /// The conversation the analyser put this packet in (1-based), 0 for none.
   std::uint32_t conversation = 0;
   /// Events found for this packet: by decode_record (ICRC, malformed) and by

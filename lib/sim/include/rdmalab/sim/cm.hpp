@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "rdmalab/sim/device.hpp"
+#include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/frame.hpp"
 
 namespace rdmalab::sim::cm {
@@ -57,15 +58,8 @@ enum class EventType {
 [[nodiscard]] const char* event_name(EventType t) noexcept;
 
 /// What rdma_conn_param carries: this side's offer, or (in an event) the
-/// peer's.
-struct ConnParam {
-  std::vector<std::uint8_t> private_data;
-  std::uint8_t responder_resources = 1;
-  std::uint8_t initiator_depth = 1;
-  std::uint8_t retry_count = 7;
-  std::uint8_t rnr_retry_count = 7;
-  std::uint32_t qp_num = 0;
-};
+/// peer's. The codec's type, which the verbs wrapper's CmConnParam is too.
+using ConnParam = wire::cm::ConnParam;
 
 class Id;
 class Manager;
@@ -156,6 +150,14 @@ class Id {
  private:
   friend class Manager;
   friend class EventChannel;
+  /// The REQ (connect) or REP (accept) announcing this side and `p`.
+  template <class Msg>
+  [[nodiscard]] Msg offer(const ConnParam& p);
+  /// Takes in what the peer's REQ or REP announces; returns the peer's
+  /// parameters for the event.
+  template <class Msg>
+  ConnParam learn(const Msg& m);
+
   Manager* manager_;
   EventChannel* channel_;
   State state_ = State::Idle;
@@ -193,8 +195,8 @@ class Manager {
   struct Agent;
   Agent* agent(Device& d);
   Device* host_with(const wire::IpAddress& ip) const;
-  void send(Id& from, const std::array<std::uint8_t, 256>& mad);
-  void send_to(Device& from, const ibv_gid& to, const std::array<std::uint8_t, 256>& mad);
+  void send(Id& from, const wire::cm::Mad& mad);
+  void send_to(Device& from, const ibv_gid& to, const wire::cm::Mad& mad);
   /// Reads every MAD that arrived, turning them into events.
   void pump();
   void on_mad(Agent& a, std::span<const std::uint8_t> mad);
@@ -203,7 +205,7 @@ class Manager {
 
   Fabric* fabric_;
   std::vector<Device*> hosts_;
-  std::uint64_t rng_;
+  std::uint64_t rng_;  // Rng's state: picks comm IDs, starting PSNs, source ports
   std::vector<std::unique_ptr<Agent>> agents_;
   std::vector<std::unique_ptr<EventChannel>> channels_;
   std::vector<std::unique_ptr<Id>> ids_;

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "rdmalab/wire/cm.hpp"
+
 namespace rdmalab::verbs {
 
 enum class CmEventType {
@@ -44,15 +46,9 @@ enum class CmEventType {
   Error,  // any other librdmacm event (ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, ...)
 };
 
-/// rdma_conn_param: this side's offer, or in an event the peer's.
-struct CmConnParam {
-  std::vector<std::uint8_t> private_data;
-  std::uint8_t responder_resources = 1;
-  std::uint8_t initiator_depth = 1;
-  std::uint8_t retry_count = 7;
-  std::uint8_t rnr_retry_count = 7;
-  std::uint32_t qp_num = 0;
-};
+/// rdma_conn_param: this side's offer, or in an event the peer's. The CM
+/// codec's type, which the simulator's CM takes as it is.
+using CmConnParam = wire::cm::ConnParam;
 
 class CmId;
 
