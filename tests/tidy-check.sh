@@ -14,12 +14,18 @@ root=$(pwd)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # One job per core; -quiet drops the per-file banner, the findings remain.
-"$runner" -p "$build" -quiet -j "$(nproc)" "^$root/(lib|dissect|labs|tools|bench)/" >"$log" 2>&1
-status=$?
+# run-clang-tidy asks clang-tidy for colour whatever the output is: strip it.
+"$runner" -p "$build" -quiet -j "$(nproc)" "^$root/(lib|dissect|labs|tools|bench)/" 2>&1 |
+  sed -E 's/\x1b\[[0-9;]*m//g' >"$log"
+status=${PIPESTATUS[0]}
 findings=$(grep -cE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log")
 files=$(grep -cE '^\S*clang-tidy' "$log")
 if ((status != 0 || findings > 0)); then
-  grep -E -A3 '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log" | head -200
+  if ((findings > 0)); then
+    grep -E -A3 '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log" | head -200
+  else
+    tail -40 "$log"
+  fi
   echo "tidy: $findings finding(s) (exit $status)"
   exit 1
 fi

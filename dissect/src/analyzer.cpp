@@ -232,10 +232,20 @@ struct Analyzer::Impl {
 
   // ---- channels and conversations -------------------------------------
 
+  // How far behind the next new PSN a request still counts as one seen
+  // before (a resend), not as a new one after a wrap: a quarter of the 24-bit
+  // PSN space, inside the half the spec gives the responder's duplicate
+  // region, with room to spare.
+  static constexpr std::int32_t kResendWindow = 1 << 22;
+  // A READ whose response count is unknown (no path MTU seen yet) may own up
+  // to this many PSNs: a smaller jump after it is taken as its responses, not
+  // as requests missing on the wire.
+  static constexpr std::int32_t kUnknownReadSpan = 1 << 16;
+
   static bool in_window(const Channel& c, std::uint32_t psn) {
     if (!c.started) return false;
     const std::int32_t d = psn_diff(c.next_psn, psn);  // how far next is ahead of psn
-    return d > 0 && d <= (1 << 22);
+    return d > 0 && d <= kResendWindow;
   }
 
   static constexpr std::size_t kNone = ~std::size_t{0};
@@ -485,7 +495,7 @@ struct Analyzer::Impl {
       }
     } else {
       const std::int32_t d = psn_diff(psn, c.next_psn);
-      if (d > 0 && !(c.last_read_unknown && d < (1 << 16))) {
+      if (d > 0 && !(c.last_read_unknown && d < kUnknownReadSpan)) {
         Event e{EventType::PsnGap, rec.frame};
         e.psn_begin = c.next_psn;
         e.psn = psn_add(psn, -1);
@@ -762,7 +772,10 @@ struct Analyzer::Impl {
       }
       case wire::AckKind::Nak: {
         const std::uint8_t code = aeth.value();
-        ++c.s.naks[std::min<std::size_t>(code, 4)];
+        // Codes 5-31 are reserved; a NAK with one counts with the last
+        // defined code (invalid RD request) rather than out of the array.
+        constexpr auto kLastNak = static_cast<std::size_t>(wire::NakCode::InvalidRdRequest);
+        ++c.s.naks[std::min<std::size_t>(code, kLastNak)];
         if (code == 0) {
           Event e{EventType::NakSequence, rec.frame, 0, psn};
           // The packet that revealed the gap: the newest request sent.

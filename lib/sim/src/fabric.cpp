@@ -39,7 +39,14 @@ std::uint64_t link_key(std::uint32_t from, std::uint32_t to) noexcept {
 
 Fabric::Fabric(FabricConfig config) : engine_(std::make_unique<Engine>(std::move(config))) {}
 Fabric::~Fabric() {
-  stop_capture();
+  // A destructor must not throw: a capture that cannot be finished here (a
+  // full disk) is reported, not turned into std::terminate. Programs that
+  // care stop the capture themselves and get the exception.
+  try {
+    stop_capture();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", capture_close_failed(e.what()).c_str());
+  }
 }
 
 Device& Fabric::add_host(const HostConfig& config) {

@@ -67,7 +67,7 @@ struct ChannelSummary {
   std::uint64_t retransmitted_packets = 0;
   std::uint64_t psn_gaps = 0;
   std::uint64_t out_of_order = 0;
-  std::array<std::uint64_t, 5> naks{};  // by NAK code 0..4
+  std::array<std::uint64_t, 5> naks{};  // by NAK code 0..4 (wire::NakCode)
   std::uint64_t rnr_naks = 0;
   std::uint64_t acks = 0;
   std::uint64_t duplicate_acks = 0;
