@@ -126,11 +126,12 @@ run() {
 }
 
 # Addresses (0x55d0c3a1b2c0, va=000055d0c3a1b2c0, or 12+ decimal digits in
-# JSON) and ICRC values (text "ICRC  0x1d6a953d", JSON "icrc":{"value":N).
+# JSON) and ICRC values (text "ICRC  0x1d6a953d", JSON "icrc": {"value": N,
+# compact or indented).
 mask() {
-  sed -E -e 's/0x[0-9a-f]{9,16}/0xADDRESS/g' -e 's/va=[0-9a-f]{16}/va=ADDRESS/g' \
-    -e 's/([^0-9])[0-9]{12,20}([^0-9]|$)/\1ADDRESS\2/g' \
-    -e 's/(ICRC +)0x[0-9a-f]{8}/\1ICRC/g' -e 's/("icrc":\{"value":)[0-9]+/\1ICRC/g' "$1"
+  perl -0777 -pe 's/0x[0-9a-f]{9,16}/0xADDRESS/g; s/va=[0-9a-f]{16}/va=ADDRESS/g;
+    s/(?<![0-9])[0-9]{12,20}(?![0-9])/ADDRESS/g; s/(ICRC +)0x[0-9a-f]{8}/$1ICRC/g;
+    s/("icrc":\s*\{[^}]*?"value":\s*)[0-9]+/$1ICRC/g' "$1"
 }
 
 export LC_ALL=C.UTF-8

@@ -347,6 +347,15 @@ TEST_CASE("texts exist in Chinese too") {
   CHECK(en.find("20.0 ms") != std::string::npos);
 }
 
+TEST_CASE("the event table: a text for every event, a summary exactly for the expert items") {
+  for (const EventInfo& row : event_table()) {
+    CAPTURE(row.name);
+    CHECK(row.text != nullptr);
+    CHECK((row.expert == ExpertGroup::None) == (row.summary == nullptr));
+    CHECK(&event_info(row.type) == &row);
+  }
+}
+
 TEST_CASE("VLAN, IPv6, Linux cooked (SLL2) and RoCEv1 packets are analysed like plain RoCEv2") {
   using namespace wire::opcode;
   wire::FrameSpec s;

@@ -4,19 +4,14 @@
 #include <cstring>
 
 #include "engine.hpp"
+#include "rdmalab/wire/mtu.hpp"
 #include "rdmalab/wire/udp_port.hpp"
 
 namespace rdmalab::sim {
 
+static_assert(IBV_MTU_256 == 1 && IBV_MTU_4096 == 5, "ibv_mtu values are IBTA MTU codes");
 std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept {
-  switch (mtu) {
-    case IBV_MTU_256: return 256;
-    case IBV_MTU_512: return 512;
-    case IBV_MTU_1024: return 1024;
-    case IBV_MTU_2048: return 2048;
-    case IBV_MTU_4096: return 4096;
-  }
-  return 0;
+  return wire::mtu_bytes(static_cast<std::uint8_t>(mtu));
 }
 
 namespace {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <optional>
 
+#include "rdmalab/wire/mtu.hpp"
+
 namespace rdmalab::verbs {
 namespace {
 
@@ -439,15 +441,10 @@ std::string_view qp_state_name(ibv_qp_state s) noexcept {
   return "UNKNOWN";
 }
 
+static_assert(IBV_MTU_256 == 1 && IBV_MTU_4096 == 5, "ibv_mtu values are IBTA MTU codes");
 int mtu_bytes(ibv_mtu m) noexcept {
-  switch (m) {
-    case IBV_MTU_256: return 256;
-    case IBV_MTU_512: return 512;
-    case IBV_MTU_1024: return 1024;
-    case IBV_MTU_2048: return 2048;
-    case IBV_MTU_4096: return 4096;
-  }
-  return 0;
+  // ibv_mtu's values are IBTA's MTU codes (wire/mtu.hpp).
+  return static_cast<int>(wire::mtu_bytes(static_cast<std::uint8_t>(m)));
 }
 
 std::optional<ibv_mtu> mtu_from_bytes(int bytes) noexcept {
