@@ -163,7 +163,7 @@ void bench_send(bool capture, bool verify) {
   fc.verify_icrc = verify;
   constexpr int kCount = 1'000'000;
   constexpr int kBatch = 4096;
-  Setup s(fc, 64 * kBatch, IBV_MTU_4096);
+  Setup s(fc, std::size_t{64} * kBatch, IBV_MTU_4096);
   const std::string path = (std::filesystem::temp_directory_path() / "bench_sim_send.pcap");
   if (capture) s.fabric.start_capture(path);
   std::vector<ibv_sge> sges(kBatch), rsges(kBatch);

@@ -325,7 +325,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
       if (ib.bth.opcode == wire::opcode::kRcAtomicAcknowledge && ib.atomic_ack_eth)
         ++acks_with_orig;
     }
-    const auto total = static_cast<std::size_t>(2 * o.iters + 2);
+    const std::size_t total = 2 * static_cast<std::size_t>(o.iters) + 2;
     n.check("wire", tr(M("check.wire")), requests == total && acks_with_orig == total);
   }
   lab::suggest(n, {tr(M("try.1")), tr(M("try.2"), o.common.capture)});

@@ -261,7 +261,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     m.chunks = chunks_of(m.size, static_cast<std::uint32_t>(nqps));
     m.imm.assign(nqps, 0);
     m.byte_len.assign(nqps, 0);
-    total += (m.size + 63) / 64 * 64;
+    total += std::size_t{(m.size + 63) / 64} * 64;
   }
   total = std::max<std::size_t>(total, 64);
 

@@ -56,7 +56,7 @@ struct Options {
 
 // The bytes of round r (the sender's "kernel output" for that round).
 std::uint8_t pattern(std::uint32_t round, std::size_t k) {
-  return static_cast<std::uint8_t>(round * 71 + k * 7 + k / 253 + 1);
+  return static_cast<std::uint8_t>(std::size_t{round} * 71 + k * 7 + k / 253 + 1);
 }
 
 std::uint64_t load_u64(const std::uint8_t* p) {
@@ -373,7 +373,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     bool split_ok = true;  // per put: original packets, then overwritten ones
     nlohmann::json jw = nlohmann::json::array();
     for (std::uint32_t r = 0; layout_ok && r < rounds; ++r) {
-      const WirePacket* const* put = &reqs[r * (per_put + 1)];
+      const WirePacket* const* put = &reqs[std::size_t{r} * (per_put + 1)];
       const WirePacket* sig = put[per_put];
       // The signal follows the put's last packet: next PSN, later arrival.
       order_ok = order_ok && sig->psn == ((put[per_put - 1]->psn + 1) & 0xffffff) &&

@@ -133,9 +133,8 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
   e.mr = e.pd->reg_mr(e.buf(), spec.buffer, spec.access);
   // Printed as the flags are spelled in C: IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_...
   std::string access = "IBV_ACCESS_" + verbs::access_flag_names(static_cast<unsigned>(spec.access));
-  for (std::size_t at; (at = access.find("|", access.size() > 0 ? 0 : 0)) != std::string::npos &&
-                       access.compare(at + 1, 11, "IBV_ACCESS_") != 0;)
-    access.replace(at, 1, "|IBV_ACCESS_");
+  for (std::size_t at = access.find('|'); at != std::string::npos; at = access.find('|', at + 1))
+    access.insert(at + 1, "IBV_ACCESS_");
   n.call(fmt::format("ibv_reg_mr(pd, buf, {}, {})", spec.buffer, access),
          fmt::format("lkey {}  rkey {}", hex(e.mr->lkey(), 8), hex(e.mr->rkey(), 8)));
   n.say(tr(M("why.mr")));

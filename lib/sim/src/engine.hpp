@@ -64,6 +64,12 @@ enum class EventKind : std::uint8_t {
 };
 
 struct Event {
+  Event() = default;
+  // Spelled out (an aggregate would do for GCC) so emplace_back(args...)
+  // builds it in place with every compiler: clang 14, which clang-tidy
+  // uses, has no parenthesised aggregate initialisation.
+  Event(Time t, std::uint64_t s, EventKind k, std::uint32_t a_in, std::uint64_t b_in) noexcept
+      : time(t), seq(s), kind(k), a(a_in), b(b_in) {}
   Time time;
   std::uint64_t seq;  // FIFO among events of the same time: determinism
   EventKind kind;

@@ -63,8 +63,8 @@ constexpr OpcodeInfo make(std::uint8_t value, Transport t, const Row& r) {
 constexpr auto build_table() {
   std::array<OpcodeInfo, 23 + 12 + 2 + 1> t{};
   std::size_t n = 0;
-  for (std::uint8_t i = 0; i < kRcRows.size(); ++i)
-    if (i != 0x15) t[n++] = make(i, RC, kRcRows[i]);
+  for (std::size_t i = 0; i < kRcRows.size(); ++i)
+    if (i != 0x15) t[n++] = make(static_cast<std::uint8_t>(i), RC, kRcRows[i]);
   for (std::uint8_t i = 0; i < 12; ++i)
     t[n++] = make(static_cast<std::uint8_t>(0x20 | i), UC, kRcRows[i]);
   // UD carries a DETH after the BTH (IBTA 9.2, table 38: 0x64, 0x65). Wireshark

@@ -36,6 +36,8 @@ struct IpAddress {
   [[nodiscard]] std::array<std::uint8_t, 4> v4_bytes() const noexcept;
   [[nodiscard]] std::string to_string() const;
   friend bool operator==(const IpAddress&, const IpAddress&) = default;
+  // clang-tidy 14 reports a literal 0 inside the defaulted <=> it generates.
+  // NOLINTNEXTLINE(modernize-use-nullptr)
   friend auto operator<=>(const IpAddress&, const IpAddress&) = default;
 };
 

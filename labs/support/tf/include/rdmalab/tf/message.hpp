@@ -155,7 +155,7 @@ inline std::optional<Message> decode(std::span<const std::uint8_t> b) {
   const std::uint32_t rank = get_le<std::uint32_t>(b, kShapeAt);
   if (rank > kMaxDims) return std::nullopt;
   for (std::uint32_t i = 0; i < rank; ++i)
-    m.meta.shape.push_back(get_le<std::uint32_t>(b, kShapeAt + 4 + 4 * i));
+    m.meta.shape.push_back(get_le<std::uint32_t>(b, kShapeAt + 4 + std::size_t{4} * i));
   m.meta.bytes = get_le<std::uint64_t>(b, kTensorBytesAt);
   if (m.type == MsgType::ErrorStatus) {
     if (b.size() < kMessageBytes + 4) return std::nullopt;
