@@ -22,9 +22,18 @@ presets=("$@")
 [[ ${#presets[@]} -gt 0 ]] || presets=(release asan fuzz)
 
 status=0
+# Each phase says how long it took: the whole run must stay well inside CI's
+# time limit on a 2-core machine, and this is where to look when it grows.
+phase_start=$SECONDS
+phase_done() {
+  echo "== rdmalab: $1 took $((SECONDS - phase_start)) s (total $SECONDS s)"
+  phase_start=$SECONDS
+}
+phase_done "installing dependencies"
 for preset in "${presets[@]}"; do
   echo "== rdmalab: $preset build and tests"
   scripts/build.sh "$preset"
+  phase_done "$preset build"
   if [[ "$preset" == fuzz ]]; then
     ctest --test-dir "build/$preset" -L fuzz --output-on-failure || status=1
   else
@@ -33,10 +42,12 @@ for preset in "${presets[@]}"; do
     [[ "$preset" == asan ]] && exclude='fuzz|softroce'
     ctest --preset "$preset" -LE "$exclude" -j "$(nproc)" || status=1
   fi
+  phase_done "$preset tests"
   # The README's and the course's install-and-run commands, typed literally
   # (they rebuild the release tree, so they run after its tests, not in them).
   if [[ "$preset" == release ]]; then
     tests/e2e/first-commands.sh || status=1
+    phase_done "the README's first commands"
   fi
 done
 exit $status
