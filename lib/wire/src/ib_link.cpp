@@ -69,7 +69,8 @@ std::optional<Lrh> parse_lrh(Bytes b) noexcept {
 
 void write_lrh(const Lrh& h, std::uint8_t* out) noexcept {
   out[0] = static_cast<std::uint8_t>((h.vl & 0x0F) << 4 | (h.lver & 0x0F));
-  out[1] = static_cast<std::uint8_t>((h.sl & 0x0F) << 4 | (static_cast<std::uint8_t>(h.lnh) & 0x03));
+  out[1] =
+      static_cast<std::uint8_t>((h.sl & 0x0F) << 4 | (static_cast<std::uint8_t>(h.lnh) & 0x03));
   out[2] = static_cast<std::uint8_t>(h.dlid >> 8);
   out[3] = static_cast<std::uint8_t>(h.dlid);
   out[4] = static_cast<std::uint8_t>((h.pkt_len_words >> 8) & 0x07);
