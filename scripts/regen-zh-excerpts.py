@@ -51,8 +51,8 @@ def blocks(path: Path):
     return lines, out
 
 
-def run(argv, cwd=None, stderr=False) -> list[str]:
-    r = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE,
+def run(argv, cwd=None, stderr=False, env=None) -> list[str]:
+    r = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT if stderr else subprocess.DEVNULL, text=True,
                        timeout=300)
     return r.stdout.split("\n")
@@ -73,9 +73,20 @@ def translate(excerpt: list[str], en_out: list[str], zh_out: list[str]):
             at += 1
         if at == len(masked):
             return None
-        out.append(zh_out[at].rstrip())
+        out.append(keep_addresses(line, zh_out[at].rstrip()))
         at += 1
     return out
+
+
+def keep_addresses(en_line: str, zh_line: str) -> str:
+    """zh_line with the heap addresses and ICRCs of the excerpt's own line, which
+    change from run to run, so that a refresh changes only what the program says."""
+    for pattern in (VA, ICRC):
+        mine = pattern.findall(en_line)
+        if mine and len(pattern.findall(zh_line)) == len(mine):
+            it = iter(mine)
+            zh_line = pattern.sub(lambda _: next(it), zh_line)
+    return zh_line
 
 
 def main() -> int:
@@ -128,6 +139,12 @@ def main() -> int:
                 if "/labs/" in words[0]:
                     exe = build / "labs" / words[0].split("/labs/", 1)[1]
                     lab = Path(words[0]).name[:5]
+                    if not exe.exists():
+                        print(f"rdmalab: {exe} is not built: {zh_path.name} not regenerated",
+                              file=sys.stderr)
+                        status = 1
+                        excerpt = None
+                        break
                     argv = [str(exe), *words[1:], "--capture", str(tmp / f"{lab}.pcap")]
                     if lab_chapter or excerpt is None:
                         run(argv)
@@ -135,10 +152,19 @@ def main() -> int:
                     else:  # a concept chapter shows a lab's own output (messages on stderr too)
                         en_out = run(argv + ["--lang", "en"], stderr=True)
                         zh_out = run(argv + ["--lang", "zh"], stderr=True)
-                elif words[0] == "rdmapcap" and excerpt is not None:
+                elif words[0] == "rdmapcap" and excerpt is not None and lab_chapter:
                     args = [str(tmp / w[9:]) if w.startswith("captures/") else w for w in words[1:]]
                     en_out = run([str(rdmapcap), "--lang", "en", *args], cwd=ROOT)
                     zh_out = run([str(rdmapcap), "--lang", "zh", *args], cwd=ROOT)
+                elif words[0] == "rdmapcap" and excerpt is not None:
+                    # As a reader types it (pipes included), from the source tree.
+                    path = f"{rdmapcap.parent}:{os.environ.get('PATH', '')}"
+                    en_out = run(["/bin/sh", "-c", line], cwd=ROOT,
+                                 env={**os.environ, "PATH": path, "LANGUAGE": "en", "LC_ALL": "",
+                                      "LANG": ""})
+                    zh_out = run(["/bin/sh", "-c", line], cwd=ROOT,
+                                 env={**os.environ, "PATH": path, "LANGUAGE": "zh", "LC_ALL": "",
+                                      "LANG": ""})
                 else:
                     en_out = zh_out = None
             if excerpt is None or en_out is None:

@@ -737,11 +737,17 @@ TEST_CASE("glossary: the Chinese text uses the one rendering of each term") {
     CAPTURE(path.string());
     const Doc doc = parse(path);
     std::vector<std::string> lines = doc.prose;
-    // Program output (```text) is the message catalogs' text, which the
-    // catalog test checks against the same glossary; commands are English.
-    for (const auto& block : doc.code)
-      if (block.info.empty())
+    // Diagrams are checked. Program output (```text, a plain block right
+    // after a command block, or "$ command" and its output) is the message
+    // catalogs' text, which the catalog test checks against the same
+    // glossary; commands are English.
+    for (std::size_t b = 0; b < doc.code.size(); ++b) {
+      const CodeBlock& block = doc.code[b];
+      const bool output = block.info == "text" || starts_with(trim(block.body), "$ ") ||
+                          (b > 0 && doc.code[b - 1].info == "sh");
+      if (block.info.empty() && !output)
         for (const auto& l : split_lines(block.body)) lines.push_back(l);
+    }
     for (const auto& line : lines) {
       for (const auto& r : rows) {
         const std::string text = without_exceptions(line, r);
