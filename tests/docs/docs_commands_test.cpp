@@ -269,9 +269,9 @@ std::vector<ShownCommand> concept_commands() {
         const auto& zh_lines = zh_blocks[b].lines;
         out.push_back({name, std::string(trim(blk.lines[0]).substr(2)),
                        std::vector<std::string>(blk.lines.begin() + 1, blk.lines.end()),
-                       zh_lines.empty() ? std::vector<std::string>{}
-                                        : std::vector<std::string>(zh_lines.begin() + 1,
-                                                                   zh_lines.end())});
+                       zh_lines.empty()
+                           ? std::vector<std::string>{}
+                           : std::vector<std::string>(zh_lines.begin() + 1, zh_lines.end())});
       }
     }
   }

@@ -752,8 +752,9 @@ TEST_CASE("glossary: the Chinese text uses the one rendering of each term") {
       for (const auto& r : rows) {
         const std::string text = without_exceptions(line, r);
         for (const auto& a : r.avoid)
-          CHECK_MESSAGE(text.find(a) == std::string::npos,
-                        "\"" << a << "\" for " << r.en << ": write \"" << r.zh << "\" in: " << line);
+          CHECK_MESSAGE(text.find(a) == std::string::npos, "\"" << a << "\" for " << r.en
+                                                                << ": write \"" << r.zh
+                                                                << "\" in: " << line);
       }
     }
   }
