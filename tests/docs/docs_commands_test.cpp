@@ -256,7 +256,7 @@ std::vector<ShownCommand> concept_commands() {
           }
           l = strip_comment(pending + l);
           pending.clear();
-          if (!l.empty()) out.push_back({name, l, {}});
+          if (!l.empty()) out.push_back({name, l, {}, {}});
         }
         // A plain block right after shows the output of the block's last command.
         if (b + 1 < blocks.size() && blocks[b + 1].info.empty() && !out.empty() &&
