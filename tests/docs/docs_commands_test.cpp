@@ -254,7 +254,8 @@ std::vector<ShownCommand> concept_commands() {
             pending += l.substr(0, l.size() - 1) + " ";
             continue;
           }
-          l = strip_comment(pending + l);
+          pending += l;
+          l = strip_comment(pending);
           pending.clear();
           if (!l.empty()) out.push_back({name, l, {}, {}});
         }
@@ -367,7 +368,10 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
              line.substr(tool.size()) + " 2>&1";
     }
     // Bounded: a command that hangs fails here instead of stalling the suite.
-    std::vector<std::string> argv{"/bin/sh", "-c", env + " timeout 120 " + line};
+    std::string shell = env;
+    shell += " timeout 120 ";
+    shell += line;
+    std::vector<std::string> argv{"/bin/sh", "-c", shell};
     if (tool == "tshark" && as_root) argv.insert(argv.begin(), {"/usr/bin/unshare", "--user"});
     const RunResult r = run(argv);
     ++ran;
@@ -402,7 +406,10 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
       // rdmapcap's and the labs' excerpts are localised: the Chinese chapter
       // shows the same command's output in Chinese (tshark's are the same).
       if (tool == "rdmapcap" || lab) {
-        const RunResult zh = run({"/bin/sh", "-c", env + " LANGUAGE=zh timeout 120 " + line});
+        std::string zh_shell = env;
+        zh_shell += " LANGUAGE=zh timeout 120 ";
+        zh_shell += line;
+        const RunResult zh = run({"/bin/sh", "-c", zh_shell});
         const auto zh_excerpt = rtrimmed(c.excerpt_zh);
         const auto zh_missing = first_missing(zh_excerpt, rtrimmed(split_lines(zh.out)));
         CHECK_MESSAGE(!zh_missing, "docs/zh: not in the LANGUAGE=zh output, in this order: "

@@ -117,7 +117,7 @@ Doc parse_text(const fs::path& path, const std::string& text) {
     d.prose.push_back(line);
     if (starts_with(line, "#")) {
       const std::size_t n = line.find_first_not_of('#');
-      if (n != std::string::npos && n <= 6 && line[n] == ' ')
+      if (n <= 6 && line[n] == ' ')  // npos is > 6
         d.headings.push_back({static_cast<int>(n), std::string(trim(line.substr(n + 1)))});
     }
   }
