@@ -8,7 +8,9 @@
 #      (a marker whose golden does not exist yet is left as it is);
 #   3. docs/figures/labNN.svg (lab08: labNN-off.svg and labNN-on.svg), the
 #      ladder diagram of each lab's capture: the lab runs on the simulator
-#      with --seed 1, rdmapcap draws its capture.
+#      with --seed 1, rdmapcap draws its capture;
+#   4. in docs/zh, the rdmapcap (and lab) output excerpts: the Chinese output
+#      of the lines the English chapter shows (scripts/regen-zh-excerpts.py).
 # Review the diff before committing it. tests/docs checks that the chapters
 # and the goldens agree and that every figure a chapter shows exists
 # (docs_test), and runs every command the lab chapters show (docs_commands_test):
@@ -99,5 +101,9 @@ for dir in labs/[0-9][0-9]-*/; do
     echo "wrote $svg"
   done
 done
+# 4. The Chinese chapters' output excerpts, from the English ones.
+if ! python3 scripts/regen-zh-excerpts.py "$bin"; then
+  status=1
+fi
 git status --short docs tests/labs/golden
 exit "$status"

@@ -10,7 +10,9 @@
 // the same order (the excerpts leave lines out). Heap addresses (the VA of a
 // RETH) and the ICRCs computed over them change from run to run and are
 // masked. The transcripts themselves are checked by docs_test against the
-// golden files; the zh chapters hold the same command blocks (docs_test).
+// golden files; the zh chapters hold the same command blocks (docs_test), and
+// their excerpts are the same rdmapcap commands' output with --lang zh, which
+// scripts/regen-zh-excerpts.py writes from the English excerpts.
 //
 // This is a separate executable so that docs_test builds without the labs
 // and tools.
@@ -139,10 +141,13 @@ TEST_CASE("every command of the lab chapters runs, and every excerpt is in its o
                                      std::to_string(static_cast<long>(::getpid())));
     fs::create_directories(tmp);
     const auto blocks = code_blocks(chapter);
+    const auto zh_blocks = code_blocks(kDocs / "zh" / chapter.filename());
+    REQUIRE(zh_blocks.size() == blocks.size());
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       if (blocks[b].info != "sh" || blocks[b].transcript) continue;
       RunResult last;
       bool last_is_rdmapcap = false;
+      std::vector<std::string> last_argv;
       for (const auto& line : blocks[b].lines) {
         CAPTURE(line);
         const auto w = words(line);
@@ -165,6 +170,7 @@ TEST_CASE("every command of the lab chapters runs, and every excerpt is in its o
         }
         last = run(argv);
         last_is_rdmapcap = lab.empty();
+        last_argv = argv;
         ++commands;
         if (!lab.empty() && !fs::exists(kGolden / (lab + ".en.txt"))) {
           // A lab whose golden transcript has not landed yet may still fail
@@ -194,6 +200,15 @@ TEST_CASE("every command of the lab chapters runs, and every excerpt is in its o
         CHECK_MESSAGE(!missing, "not in the output of the command above it, in this order: "
                                     << (missing ? excerpt[*missing] : std::string()));
         ++excerpts;
+        // The Chinese chapter's excerpt: the same command's --lang zh output.
+        std::vector<std::string> zh_argv = last_argv;
+        zh_argv[2] = "zh";  // {RDMAPCAP, "--lang", "en", ...}
+        const RunResult zh = run(zh_argv);
+        const auto& zh_excerpt = zh_blocks[b + 1].lines;
+        const auto zh_missing = first_missing(zh_excerpt, split_lines(zh.out));
+        CHECK_MESSAGE(!zh_missing, "docs/zh: not in the --lang zh output, in this order: "
+                                       << (zh_missing ? zh_excerpt[*zh_missing] : std::string())
+                                       << " (scripts/regen-zh-excerpts.py rewrites it)");
       }
     }
     fs::remove_all(tmp);
@@ -211,6 +226,7 @@ struct ShownCommand {
   std::string chapter;
   std::string line;
   std::vector<std::string> excerpt;
+  std::vector<std::string> excerpt_zh;  // the Chinese chapter's excerpt, at the same place
 };
 
 std::string strip_comment(const std::string& line) {
@@ -226,6 +242,8 @@ std::vector<ShownCommand> concept_commands() {
         name.substr(2, 4) == "-lab")
       continue;
     const auto blocks = code_blocks(e.path());
+    const auto zh_blocks = code_blocks(kDocs / "zh" / name);
+    REQUIRE_MESSAGE(zh_blocks.size() == blocks.size(), name);
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       const auto& blk = blocks[b];
       if (blk.info == "sh") {
@@ -236,18 +254,25 @@ std::vector<ShownCommand> concept_commands() {
             pending += l.substr(0, l.size() - 1) + " ";
             continue;
           }
-          l = strip_comment(pending + l);
+          pending += l;
+          l = strip_comment(pending);
           pending.clear();
-          if (!l.empty()) out.push_back({name, l, {}});
+          if (!l.empty()) out.push_back({name, l, {}, {}});
         }
         // A plain block right after shows the output of the block's last command.
         if (b + 1 < blocks.size() && blocks[b + 1].info.empty() && !out.empty() &&
-            out.back().chapter == name)
+            out.back().chapter == name) {
           out.back().excerpt = blocks[b + 1].lines;
+          out.back().excerpt_zh = zh_blocks[b + 1].lines;
+        }
       } else if (blk.info.empty() && !blk.lines.empty() && starts_with(trim(blk.lines[0]), "$ ")) {
         // "$ command" then its output, in one block.
+        const auto& zh_lines = zh_blocks[b].lines;
         out.push_back({name, std::string(trim(blk.lines[0]).substr(2)),
-                       std::vector<std::string>(blk.lines.begin() + 1, blk.lines.end())});
+                       std::vector<std::string>(blk.lines.begin() + 1, blk.lines.end()),
+                       zh_lines.empty()
+                           ? std::vector<std::string>{}
+                           : std::vector<std::string>(zh_lines.begin() + 1, zh_lines.end())});
       }
     }
   }
@@ -322,7 +347,10 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
     CAPTURE(c.line);
     const auto w = words(c.line);
     const std::string& tool = w[0];
-    if (tool != "rdmapcap" && tool != "rdmalab" && tool != "tshark") {
+    // A lab on the simulator (the troubleshooting chapter shows how to
+    // provoke each error): this build's binary, its messages included.
+    const bool lab = starts_with(tool, "build/") && tool.find("/labs/") != std::string::npos;
+    if (tool != "rdmapcap" && tool != "rdmalab" && tool != "tshark" && !lab) {
       CHECK_MESSAGE(std::find(elsewhere.begin(), elsewhere.end(), tool) != elsewhere.end(),
                     "a command the docs test does not know: run it here or say why not");
       continue;
@@ -332,8 +360,18 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
       MESSAGE("tshark or the rdmalab plugin is missing here: not run");
       continue;
     }
+    std::string line = c.line;
+    if (lab) {
+      CHECK_MESSAGE(line.find("--backend sim") != std::string::npos,
+                    "a lab shown in a concept chapter runs on the simulator here");
+      line = quote((fs::path(RDMALAB_LABS_DIR) / tool.substr(tool.find("/labs/") + 6)).string()) +
+             line.substr(tool.size()) + " 2>&1";
+    }
     // Bounded: a command that hangs fails here instead of stalling the suite.
-    std::vector<std::string> argv{"/bin/sh", "-c", env + " timeout 120 " + c.line};
+    std::string shell = env;
+    shell += " timeout 120 ";
+    shell += line;
+    std::vector<std::string> argv{"/bin/sh", "-c", shell};
     if (tool == "tshark" && as_root) argv.insert(argv.begin(), {"/usr/bin/unshare", "--user"});
     const RunResult r = run(argv);
     ++ran;
@@ -341,6 +379,11 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
       // 1: the capture holds protocol errors (those chapters show such captures).
       CHECK(r.status >= 0);
       CHECK(r.status <= 1);
+    } else if (lab) {
+      // 0: the lab provoked the error and checked it; 1: a check failed; 2:
+      // it stopped on the error (a verbs call failed, or bad usage).
+      CHECK(r.status >= 0);
+      CHECK(r.status <= 2);
     } else if (tool == "rdmalab") {
       // doctor's verdict depends on the machine: with no device it says the
       // simulator will be used, or (--backend verbs) fails with the fix.
@@ -360,6 +403,19 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
       CHECK_MESSAGE(!missing, "not in the output, in this order: " << (missing ? excerpt[*missing]
                                                                                : std::string()));
       ++excerpts;
+      // rdmapcap's and the labs' excerpts are localised: the Chinese chapter
+      // shows the same command's output in Chinese (tshark's are the same).
+      if (tool == "rdmapcap" || lab) {
+        std::string zh_shell = env;
+        zh_shell += " LANGUAGE=zh timeout 120 ";
+        zh_shell += line;
+        const RunResult zh = run({"/bin/sh", "-c", zh_shell});
+        const auto zh_excerpt = rtrimmed(c.excerpt_zh);
+        const auto zh_missing = first_missing(zh_excerpt, rtrimmed(split_lines(zh.out)));
+        CHECK_MESSAGE(!zh_missing, "docs/zh: not in the LANGUAGE=zh output, in this order: "
+                                       << (zh_missing ? zh_excerpt[*zh_missing] : std::string())
+                                       << " (scripts/regen-zh-excerpts.py rewrites it)");
+      }
     }
   }
   fs::remove_all(home);

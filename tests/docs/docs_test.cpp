@@ -1,8 +1,10 @@
 // Checks on the course companion in docs/en and docs/zh.
 //
-// The two languages must stay one course: the same chapter files, the same
-// heading structure and the same code blocks (commands and program output are
-// identical in both languages). Relative links, images and #anchors must
+// The two languages must stay one course: the same chapter files (README.md,
+// glossary.md and the numbered chapters), the same heading structure and the
+// same code blocks. Commands are identical in both languages; program output
+// and diagrams are localised, so those blocks are compared by structure (the
+// same commands, the same numbers), not byte for byte. Relative links, images and #anchors must
 // resolve the way a code-hosting site resolves them. The timer tables of
 // chapter 12 are parsed and compared with rdmalab::wire, so those figures are
 // checked by code.
@@ -27,6 +29,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "docs_text.hpp"
@@ -114,7 +117,7 @@ Doc parse_text(const fs::path& path, const std::string& text) {
     d.prose.push_back(line);
     if (starts_with(line, "#")) {
       const std::size_t n = line.find_first_not_of('#');
-      if (n != std::string::npos && n <= 6 && line[n] == ' ')
+      if (n <= 6 && line[n] == ' ')  // npos is > 6
         d.headings.push_back({static_cast<int>(n), std::string(trim(line.substr(n + 1)))});
     }
   }
@@ -127,14 +130,15 @@ Doc parse(const fs::path& path) {
   return parse_text(path, read_text(path));
 }
 
-/// The chapter files of one language: README.md and every NN-*.md.
+/// The chapter files of one language: README.md, glossary.md and every NN-*.md.
 std::set<std::string> chapter_files(const fs::path& dir) {
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     const bool numbered = name.size() > 6 && std::isdigit(static_cast<unsigned char>(name[0])) &&
                           std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '-';
-    if (e.path().extension() == ".md" && (numbered || name == "README.md")) names.insert(name);
+    if (e.path().extension() == ".md" && (numbered || name == "README.md" || name == "glossary.md"))
+      names.insert(name);
   }
   return names;
 }
@@ -163,6 +167,74 @@ char32_t next_code_point(std::string_view s, std::size_t& i) {
 
 bool is_cjk(char32_t cp) {
   return cp >= 0x4E00 && cp <= 0x9FFF;
+}
+
+/// A Chinese character or full-width punctuation mark: text between two of
+/// them must not be broken by a line break (it renders as a space).
+bool is_cjk_or_punct(char32_t cp) {
+  return is_cjk(cp) || (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFF00 && cp <= 0xFFEF) ||
+         cp == 0x201C || cp == 0x201D;
+}
+
+/// The first and the last code point of a line (0 for an empty line).
+std::pair<char32_t, char32_t> ends_of(std::string_view line) {
+  char32_t first = 0, last = 0;
+  for (std::size_t i = 0; i < line.size();) {
+    const char32_t cp = next_code_point(line, i);
+    if (first == 0) first = cp;
+    last = cp;
+  }
+  return {first, last};
+}
+
+/// A localised code block: program output (```text) or a plain block (a
+/// diagram, or a command's output). Commands (```sh and the like) are not.
+bool localised(const std::string& info) {
+  return info == "text" || info.empty();
+}
+
+/// The numbers of a block, sorted: decimal and hexadecimal literals. A
+/// translation keeps every number of the output or diagram it translates.
+std::vector<std::string> numbers_of(const std::string& body) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    while (!cur.empty() && cur.back() == '.') cur.pop_back();
+    if (!cur.empty()) out.push_back(cur);
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    const bool digit = std::isdigit(static_cast<unsigned char>(c)) != 0;
+    const bool hex_prefix = c == '0' && i + 1 < body.size() && body[i + 1] == 'x' && cur.empty();
+    if (hex_prefix) {
+      cur = "0x";
+      ++i;
+      while (i + 1 < body.size() && std::isxdigit(static_cast<unsigned char>(body[i + 1])))
+        cur += body[++i];
+      flush();
+    } else if (digit || (c == '.' && !cur.empty())) {
+      // A digit glued to a word (lab01, IPv4, S64) is a name, not a number.
+      if (cur.empty() && i > 0 && std::isalpha(static_cast<unsigned char>(body[i - 1]))) {
+        while (i + 1 < body.size() && std::isalnum(static_cast<unsigned char>(body[i + 1]))) ++i;
+        continue;
+      }
+      cur += c;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// The lines of a block that show a command ("$ rdmapcap ..."), in order.
+std::vector<std::string> command_lines(const std::string& body) {
+  std::vector<std::string> out;
+  for (const auto& line : split_lines(body))
+    if (starts_with(trim(line), "$ ")) out.emplace_back(trim(line));
+  return out;
 }
 
 /// Non-ASCII punctuation and symbols that a code-hosting site drops from
@@ -365,8 +437,16 @@ TEST_CASE("each chapter has the same headings and code blocks in both languages"
       CHECK(en.code[i].info == zh.code[i].info);
       CHECK(en.code[i].transcript == zh.code[i].transcript);
       // A transcript is the program's output in the chapter's language; it
-      // is compared with its golden file instead (see below).
-      if (en.code[i].transcript.empty()) CHECK(en.code[i].body == zh.code[i].body);
+      // is compared with its golden file instead (see below). Other output
+      // and diagrams are localised: the same commands and the same numbers
+      // (docs_commands_test checks the output itself, in each language).
+      if (!en.code[i].transcript.empty()) continue;
+      if (localised(en.code[i].info)) {
+        CHECK(command_lines(en.code[i].body) == command_lines(zh.code[i].body));
+        CHECK(numbers_of(en.code[i].body) == numbers_of(zh.code[i].body));
+      } else {
+        CHECK(en.code[i].body == zh.code[i].body);
+      }
     }
     std::vector<std::string> en_marks, zh_marks;
     for (const auto& t : en.transcripts) en_marks.push_back(t.name);
@@ -567,4 +647,165 @@ TEST_CASE("chapter 12: the RNR timer table matches wire::rnr_timer_ms") {
       CHECK(std::fabs(*shown * 1e3 - *rdmalab::wire::rnr_timer_ms(code)) < 1e-9);
     }
   }
+}
+
+TEST_CASE("numbers_of: the numbers of a block, not the digits in names") {
+  CHECK(numbers_of("Frame 7: PSN 0x00010a, 4.0 µs (lab01, IPv4)\n第 7 帧") ==
+        std::vector<std::string>{"0x00010a", "4.0", "7", "7"});
+  CHECK(numbers_of("see 3.") == std::vector<std::string>{"3"});
+  CHECK(command_lines("$ rdmapcap decode x.pcap\nFrame 1\n") ==
+        std::vector<std::string>{"$ rdmapcap decode x.pcap"});
+}
+
+namespace {
+
+/// One row of docs/glossary.tsv.
+struct GlossaryRow {
+  std::string en, zh;
+  std::vector<std::string> avoid, except;
+};
+
+std::vector<std::string> split_on(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::vector<GlossaryRow> glossary() {
+  std::vector<GlossaryRow> rows;
+  bool header = true;
+  for (const auto& line : split_lines(read_text(kDocs / "glossary.tsv"))) {
+    if (line.empty() || line[0] == '#') continue;
+    if (header) {  // en zh avoid except
+      header = false;
+      continue;
+    }
+    auto cols = split_on(line, '\t');
+    cols.resize(4);
+    GlossaryRow r{cols[0], cols[1], {}, {}};
+    for (const auto& a : split_on(cols[2], '|'))
+      if (!a.empty()) r.avoid.push_back(a);
+    for (const auto& e : split_on(cols[3], '|'))
+      if (!e.empty()) r.except.push_back(e);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/// `line` with every `except` phrase of the row blanked out.
+std::string without_exceptions(std::string line, const GlossaryRow& row) {
+  for (const auto& e : row.except)
+    for (std::size_t at = line.find(e); at != std::string::npos; at = line.find(e, at))
+      line.replace(at, e.size(), std::string(1, ' '));
+  return line;
+}
+
+/// The Chinese text a reader sees: docs/zh/*.md and README.zh.md.
+std::vector<fs::path> chinese_files() {
+  std::vector<fs::path> out{kDocs / ".." / "README.zh.md"};
+  for (const auto& e : fs::directory_iterator(kDocs / "zh"))
+    if (e.path().extension() == ".md") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("glossary: the Chinese text uses the one rendering of each term") {
+  const auto rows = glossary();
+  REQUIRE(rows.size() >= 30);
+  std::size_t avoided = 0;
+  for (const auto& r : rows) avoided += r.avoid.size();
+  REQUIRE(avoided >= 20);
+  // without_exceptions lets "负载均衡" (load balancing) through, not "负载".
+  const GlossaryRow payload{"payload", "载荷", {"负载"}, {"负载均衡"}};
+  CHECK(without_exceptions("负载均衡", payload).find("负载") == std::string::npos);
+  CHECK(without_exceptions("负载均衡与负载", payload).find("负载") != std::string::npos);
+
+  for (const auto& path : chinese_files()) {
+    // The glossary chapter names the variants on purpose.
+    if (path.filename() == "glossary.md") continue;
+    CAPTURE(path.string());
+    const Doc doc = parse(path);
+    std::vector<std::string> lines = doc.prose;
+    // Diagrams are checked. Program output (```text, a plain block right
+    // after a command block, or "$ command" and its output) is the message
+    // catalogs' text, which the catalog test checks against the same
+    // glossary; commands are English.
+    for (std::size_t b = 0; b < doc.code.size(); ++b) {
+      const CodeBlock& block = doc.code[b];
+      const bool output = block.info == "text" || starts_with(trim(block.body), "$ ") ||
+                          (b > 0 && doc.code[b - 1].info == "sh");
+      if (block.info.empty() && !output)
+        for (const auto& l : split_lines(block.body)) lines.push_back(l);
+    }
+    for (const auto& line : lines) {
+      for (const auto& r : rows) {
+        const std::string text = without_exceptions(line, r);
+        for (const auto& a : r.avoid)
+          CHECK_MESSAGE(text.find(a) == std::string::npos, "\"" << a << "\" for " << r.en
+                                                                << ": write \"" << r.zh
+                                                                << "\" in: " << line);
+      }
+    }
+  }
+}
+
+TEST_CASE("glossary: every row of glossary.tsv is in both glossary chapters") {
+  for (const std::string& lang : kLangs) {
+    CAPTURE(lang);
+    const auto lines = lines_of(kDocs / lang / "glossary.md");
+    for (const auto& r : glossary()) {
+      CAPTURE(r.en);
+      const bool found = std::any_of(lines.begin(), lines.end(), [&](const std::string& l) {
+        return starts_with(l, "| " + r.en + " | " + r.zh + " |");
+      });
+      CHECK_MESSAGE(found, "no table row | " << r.en << " | " << r.zh << " | ...");
+    }
+  }
+}
+
+TEST_CASE("Chinese paragraphs have no line break between two Chinese characters") {
+  std::size_t checked = 0;
+  for (const auto& path : chinese_files()) {
+    CAPTURE(path.string());
+    // Prose lines only: parse() leaves code blocks out, but joins nothing, so
+    // two consecutive prose lines of the file are adjacent here too unless a
+    // code block stood between them; compare line numbers to be sure.
+    const auto all = lines_of(path);
+    bool in_code = false;
+    std::string_view prev;
+    bool prev_prose = false;
+    for (const auto& raw : all) {
+      const std::string_view t = trim(raw);
+      if (starts_with(t, "```") || starts_with(t, "~~~")) {
+        in_code = !in_code;
+        prev_prose = false;
+        continue;
+      }
+      if (in_code || t.empty()) {
+        prev_prose = false;
+        continue;
+      }
+      if (prev_prose) {
+        const char32_t before = ends_of(prev).second;
+        const char32_t after = ends_of(t).first;
+        CHECK_MESSAGE(!(is_cjk_or_punct(before) && is_cjk_or_punct(after)),
+                      "a line break inside a Chinese paragraph, before: " << t);
+        ++checked;
+      }
+      prev = t;
+      prev_prose = true;
+    }
+  }
+  CHECK(checked > 0);  // README index rows follow each other
 }
