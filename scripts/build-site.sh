@@ -59,7 +59,7 @@ write_config zh en ../ build/site/zh zh-rdmalab
 
 for lang in en zh; do
   log="$config_dir/mkdocs.$lang.log"
-  if ! "$python" -m mkdocs build --strict --quiet --config-file "$config_dir/mkdocs.$lang.yml" \
+  if ! "$python" -m mkdocs build --strict --config-file "$config_dir/mkdocs.$lang.yml" \
        >"$log" 2>&1; then
     cat "$log" >&2
     echo "rdmalab: the $lang half of the site failed to build (strict: every warning is an error)" >&2

@@ -16,6 +16,7 @@ What happens here and nowhere else:
   copies; a paragraph that is only a link to the other language's version of
   the page is dropped, since every page's header has the language switch;
 - <details> blocks (the exercises' answers) are rendered as Markdown;
+- the theme's 404.html is left out (it works only at a server's root);
 - the Chinese search index gets a zero-width space around every Han
   character, so that each character is a search term of its own (see
   overrides/main.html for the query side).
@@ -90,8 +91,10 @@ def _rewrite(markdown, page_src, settings):
                 raise PluginError(
                     f"{page_src}: link to the other language's chapter {target}: "
                     "link to this language's chapter instead (the header switches languages)")
+            if repo_path not in _extra_files:
+                return match.group(0)  # no such file: MkDocs reports the link as written
             fragment = "#" + target.split("#", 1)[1] if "#" in target else ""
-            return f"{label}({_site_path(repo_path)}{fragment})"
+            return f"{label}({_extra_files[repo_path]}{fragment})"
 
         line = _LINK.sub(replace, line)
         if line.strip() == "<details>":
@@ -184,6 +187,12 @@ def on_page_context(context, page, config, nav):
 
 
 def on_post_build(config):
+    # The theme's page for a missing URL loads its styles from the server's
+    # root ("/assets/..."): from disk it is broken, and a site read from disk
+    # or from any folder of a server has no use for it.
+    not_found = os.path.join(config["site_dir"], "404.html")
+    if os.path.exists(not_found):
+        os.remove(not_found)
     if _settings(config)["lang"] != "zh":
         return
     path = os.path.join(config["site_dir"], "search", "search_index.json")
