@@ -13,10 +13,11 @@ What happens here and nowhere else:
   switch of every page leads to the same chapter in the other language;
 - links that leave docs/<lang> (the figures in docs/figures, the screenshots,
   the labs' sources) are copied into the site and the links rewritten to the
-  copies; a paragraph that is only a link to the other language's version of
+  copies, a Chinese page showing a figure's .zh.svg where there is one; a paragraph that is only a link to the other language's version of
   the page is dropped, since every page's header has the language switch;
 - <details> blocks (the exercises' answers) are rendered as Markdown;
-- the theme's 404.html is left out (it works only at a server's root);
+- the theme's 404.html (it works only at a server's root) and the sitemap
+  (it needs the site's public URL) are left out;
 - the Chinese search index gets a zero-width space around every Han
   character, so that each character is a search term of its own (see
   overrides/main.html for the query side).
@@ -50,7 +51,9 @@ def _is_local(target):
 
 
 def _outside_target(settings, target):
-    """The repository path of a link that leaves docs/<lang>, else None."""
+    """The repository path of a link that leaves docs/<lang>, else None. A
+    Chinese page gets a figure's Chinese version (docs/figures/X.zh.svg) when
+    there is one."""
     if not _is_local(target):
         return None
     path = target.split("#", 1)[0]
@@ -59,6 +62,12 @@ def _outside_target(settings, target):
     resolved = posixpath.normpath(posixpath.join("docs", settings["lang"], path))
     if resolved.startswith(f"docs/{settings['lang']}/"):
         return None
+    stem, ext = posixpath.splitext(resolved)
+    localised = f"{stem}.{settings['lang']}{ext}"
+    if (resolved.startswith("docs/figures/") and settings["lang"] != "en"
+            and not stem.endswith(f".{settings['lang']}")
+            and os.path.isfile(os.path.join(settings["repo"], localised))):
+        return localised
     return resolved
 
 
@@ -190,9 +199,12 @@ def on_post_build(config):
     # The theme's page for a missing URL loads its styles from the server's
     # root ("/assets/..."): from disk it is broken, and a site read from disk
     # or from any folder of a server has no use for it.
-    not_found = os.path.join(config["site_dir"], "404.html")
-    if os.path.exists(not_found):
-        os.remove(not_found)
+    # The sitemap needs the site's public URL, which a site read from disk
+    # has not: without it every <loc> would say None.
+    for name in ("404.html", "sitemap.xml", "sitemap.xml.gz"):
+        path = os.path.join(config["site_dir"], name)
+        if os.path.exists(path):
+            os.remove(path)
     if _settings(config)["lang"] != "zh":
         return
     path = os.path.join(config["site_dir"], "search", "search_index.json")

@@ -16,9 +16,11 @@ headless Chromium, through Debian's python3-selenium and chromium-driver.
   nothing. The expected pages are counted here from the site's own search
   index (the text the search sees), not written down: "ICRC" in English,
   "队列对" in Chinese, and "队列对" in English, which no English page holds.
+- A Chinese page shows a figure's Chinese version (FIGURES_DIR/X.zh.svg)
+  wherever there is one.
 - Screenshots of a chapter and of the search results under OUT_DIR.
 
-    browse_site.py SITE_DIR OUT_DIR
+    browse_site.py SITE_DIR FIGURES_DIR OUT_DIR
 """
 
 import functools
@@ -208,9 +210,9 @@ def check_search(driver, base, site, lang, term, shot=None):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 4:
         sys.exit(__doc__)
-    site, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    site, figures, out = (os.path.abspath(a) for a in sys.argv[1:4])
     os.makedirs(out, exist_ok=True)
     for lang in LANGS:
         if "index.html" not in pages_of(site, lang):
@@ -236,6 +238,14 @@ def main():
                 expected = "file://" + os.path.join(lang_root(site, other), page)
                 if target != expected:
                     fail(f"{lang}/{page}: the switch to {other} leads to {target}, not {expected}")
+                if lang == "zh":
+                    for src in driver.execute_script(
+                            "return Array.from(document.images).map(i => i.src)"):
+                        name = src.rsplit("/", 1)[-1]
+                        zh_name = name[:-len(".svg")] + ".zh.svg"
+                        if "/figures/" in src and not name.endswith(".zh.svg") and \
+                                os.path.isfile(os.path.join(figures, zh_name)):
+                            fail(f"zh/{page}: shows {name} although {zh_name} exists")
         print(f"opened {opened} pages from disk, each with a switch to its other language",
               flush=True)
         # Followed as a reader does, there and back, on the index and on a chapter.

@@ -7,4 +7,4 @@ out=${1:?usage: site-test.sh OUT_DIR}
 cd "$(dirname "$0")/../.."
 scripts/build-site.sh
 # Debian's python3: python3-selenium is one of its modules.
-/usr/bin/python3 tests/site/browse_site.py build/site "$out"
+/usr/bin/python3 tests/site/browse_site.py build/site docs/figures "$out"
