@@ -13,8 +13,10 @@ What happens here and nowhere else:
   switch of every page leads to the same chapter in the other language;
 - links that leave docs/<lang> (the figures in docs/figures, the screenshots,
   the labs' sources) are copied into the site and the links rewritten to the
-  copies, a Chinese page showing a figure's .zh.svg where there is one; a paragraph that is only a link to the other language's version of
-  the page is dropped, since every page's header has the language switch;
+  copies, a Chinese page showing a figure's .zh.svg where there is one;
+- a paragraph that is only a link to the other language's version of the
+  page is dropped (every page's header has the language switch); any other
+  link to the other language's chapter leads to that chapter's page there;
 - <details> blocks (the exercises' answers) are rendered as Markdown;
 - the theme's 404.html (it works only at a server's root) and the sitemap
   (it needs the site's public URL) are left out;
@@ -37,6 +39,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAN_BOUNDARY = re.compile(f"(?<=[{_HAN}])(?=\\S)|(?<=\\S)(?=[{_HAN}])")
 _ZWSP = "\u200b"
+_OTHER_MARK = "data-rdmalab-other-language"
 
 # Files copied from outside docs/<lang>: repository path -> site path.
 _extra_files = {}
@@ -76,7 +79,7 @@ def _site_path(repo_path):
     return repo_path[len("docs/"):] if repo_path.startswith("docs/") else repo_path
 
 
-def _rewrite(markdown, page_src, settings):
+def _rewrite(markdown, settings):
     other_dir = f"docs/{settings['other']}/"
     out = []
     in_fence = False
@@ -97,9 +100,11 @@ def _rewrite(markdown, page_src, settings):
             if repo_path is None:
                 return match.group(0)
             if repo_path.startswith(other_dir):
-                raise PluginError(
-                    f"{page_src}: link to the other language's chapter {target}: "
-                    "link to this language's chapter instead (the header switches languages)")
+                # Linked as this language's chapter of the same name (so MkDocs
+                # checks it), marked, and sent to the other language's page in
+                # on_page_content.
+                fragment = "#" + target.split("#", 1)[1] if "#" in target else ""
+                return f'{label}({repo_path[len(other_dir):]}{fragment}){{: {_OTHER_MARK}="1" }}'
             if repo_path not in _extra_files:
                 return match.group(0)  # no such file: MkDocs reports the link as written
             fragment = "#" + target.split("#", 1)[1] if "#" in target else ""
@@ -159,7 +164,17 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    return _rewrite(markdown, page.file.src_uri, _settings(config))
+    return _rewrite(markdown, _settings(config))
+
+
+def on_page_content(html, page, config, files):
+    other_root = _settings(config)["other_root"]
+
+    def send_to_other(match):
+        tag = match.group(0).replace(f' {_OTHER_MARK}="1"', "")
+        return re.sub(r'href="(?![a-z]+:|/|#)', f'href="{other_root}', tag)
+
+    return re.sub(f'<a [^>]*{_OTHER_MARK}="1"[^>]*>', send_to_other, html)
 
 
 class _Verbatim(str):
