@@ -21,6 +21,9 @@ packages=(
   python3 jq wireshark-common
   # the JSON Schemas of every output, checked by the tests
   python3-jsonschema
+  # the course as a static site (scripts/build-site.sh), and the test that
+  # opens every page in headless Chromium (a CJK font for its screenshots)
+  mkdocs mkdocs-material chromium chromium-driver python3-selenium fonts-wqy-microhei
 )
 if [[ "${1:-}" == "--vm" ]]; then
   packages+=(qemu-system-x86 linux-image-amd64 busybox-static kmod cpio xz-utils rdma-core perftest
