@@ -97,6 +97,14 @@ void QpImpl::send_request_packet() {
   const std::size_t slot = slot_at(idx);
   SendWqe& w = sq[slot];
   if (!w.started && !start_wqe(w, slot)) return;
+  if (type == IBV_QPT_UD && w.length > device->config().port_mtu) {
+    // IBTA C10-93.1.1: a UD message longer than the port's MTU is not sent
+    // at all, and the CI reports no error for it. As rxe does (rxe_req.c),
+    // the WQE takes its PSN and completes with IBV_WC_SUCCESS; nothing goes
+    // on the wire and the receiver never hears of it.
+    after_request(w, 1, false);
+    return;
+  }
   if (type == IBV_QPT_UD) address_ud(w);
   std::uint32_t npkts = 1;
   const wire::OpcodeInfo* op = build_request(w, slot, pk, npkts);
