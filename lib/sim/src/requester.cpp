@@ -179,8 +179,11 @@ const wire::OpcodeInfo* QpImpl::build_request(const SendWqe& w, std::size_t slot
   const bool last = pk + 1 >= w.npkts;
   const bool solicited = (w.flags & IBV_SEND_SOLICITED) != 0;
   const std::uint64_t offset = std::uint64_t{pk} * mtu;
+  // A UD message is one packet of its whole length (at most the port MTU,
+  // see send_request_packet); a UD QP has no path MTU of its own.
+  const std::uint32_t seg = type == IBV_QPT_UD ? w.length : mtu;
   const auto len = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(mtu, w.length > offset ? w.length - offset : 0));
+      std::min<std::uint64_t>(seg, w.length > offset ? w.length - offset : 0));
   const std::uint8_t* data = nullptr;
   const wire::OpcodeInfo* op = nullptr;
 
