@@ -186,8 +186,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
   };
   // The receiver's side: `expect` completions (0: show that none comes).
   const auto receive = [&](std::size_t expect) {
-    const auto got = expect == 0 ? lab::poll_and_show(n, rx, 1, kNothingWait)
-                                 : lab::poll_and_show(n, rx, expect);
+    auto got = expect == 0 ? lab::poll_and_show(n, rx, 1, kNothingWait)
+                           : lab::poll_and_show(n, rx, expect);
     rx_wcs.insert(rx_wcs.end(), got.begin(), got.end());
     return got;
   };
