@@ -51,9 +51,10 @@ TEST_CASE("lab15 default: five datagrams, two received, four on the wire, nothin
   const std::string grh = j.at("grh");
   std::string zeros;
   for (int i = 0; i < 20; ++i) zeros += "00 ";
-  CHECK(grh.substr(0, 20 * 3) == zeros);
-  CHECK(grh.substr(20 * 3, 3) == "45 ");
-  CHECK(grh.substr(32 * 3) == "0a 63 00 02 0a 63 00 01");
+  constexpr std::size_t kPerByte = 3;  // "xx "
+  CHECK(grh.substr(0, 20 * kPerByte) == zeros);
+  CHECK(grh.substr(20 * kPerByte, kPerByte) == "45 ");
+  CHECK(grh.substr(32 * kPerByte) == "0a 63 00 02 0a 63 00 01");
 
   // The wire: PSNs 0x100, 0x101, 0x103, 0x104 (0x102 was datagram 3, never
   // sent); the second with Q_Key 0x22222222; nothing but UD SEND Only.
