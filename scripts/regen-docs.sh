@@ -94,9 +94,15 @@ for dir in labs/[0-9][0-9]-*/; do
   # writes lab08-off.pcap and lab08-on.pcap. Each capture gets its figure.
   # rdmapcap exits 1 when a capture holds protocol errors (lab07 and lab08
   # provoke them on purpose); the picture is still written.
+  # A capture of datagrams alone (lab15, UD) holds no conversation: the
+  # ladder has nothing to draw, and that lab shows no figure.
   for pcap in "$work/$name".pcap "$work/$name"-*.pcap; do
     [[ -f $pcap ]] || continue
     svg="docs/figures/$(basename "$pcap" .pcap).svg"
+    if "$rdmapcap" summary --json "$pcap" | grep -q '"conversations":\[\]'; then
+      echo "no conversation in $name's capture: no figure"
+      continue
+    fi
     "$rdmapcap" --lang en ladder "$pcap" --color never --svg "$svg" >/dev/null || [[ $? -eq 1 ]]
     echo "wrote $svg"
   done

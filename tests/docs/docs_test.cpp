@@ -535,8 +535,14 @@ TEST_CASE("figures: every image a chapter shows exists, and every generated figu
         if (fs::exists(file) && fs::equivalent(file.parent_path(), figures))
           shown.insert(file.filename().string());
       }
-      // A lab chapter shows its ladder diagram.
+      // A lab chapter whose transcript draws a ladder shows it as a figure.
+      // The ladder draws conversations (RC and UC QP pairs); a lab whose
+      // capture holds datagrams alone (UD) has none to draw.
       for (const auto& t : doc.transcripts) {
+        const bool draws_ladder = std::any_of(t.blocks.begin(), t.blocks.end(), [&](std::size_t b) {
+          return doc.code[b].body.find("▶│") != std::string::npos;
+        });
+        if (!draws_ladder) continue;
         const auto imgs = images(doc);
         CHECK_MESSAGE(std::any_of(imgs.begin(), imgs.end(),
                                   [&](const std::string& i) {

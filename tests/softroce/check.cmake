@@ -15,12 +15,12 @@
 #       error contains TEXT.
 #   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=capture -DRDMAPCAP=PATH
 #         [-DPERFTEST=ON] [-DPROTOCOL_ERRORS=1] [-DEXPECT=key=N,key>=N...]
-#         -P check.cmake
+#         [-DDATAGRAMS=N] -P check.cmake
 #       NAME exited 0 (with PERFTEST, its perftest server too), NAME.pcap
 #       holds RoCE traffic, none malformed, every ICRC right, rdmapcap finds
 #       protocol errors (exit status 1) exactly when PROTOCOL_ERRORS says so,
 #       and the counters of the summary (summed over every channel) meet
-#       EXPECT.
+#       EXPECT (and with DATAGRAMS, the capture holds exactly N UD packets).
 #   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=compare -DLAB=PATH -DCOMPARE=PATH
 #         -DWORK=DIR [-DLAB_ARGS=arg,arg...] [-DPASSIVE=ON] [-DCOMPLETIONS=OFF]
 #         -P check.cmake
@@ -149,6 +149,11 @@ elseif(KIND STREQUAL "capture")
   expect("roce GREATER 0" "the capture holds RoCE traffic (${roce} packets)")
   expect("malformed EQUAL zero" "no malformed packet (${malformed})")
   expect("icrc EQUAL zero" "every ICRC is right (${icrc} errors)")
+  # UD packets belong to no channel: their count is the capture's.
+  if(DEFINED DATAGRAMS)
+    string(JSON datagrams GET "${json}" capture datagrams)
+    expect("datagrams EQUAL DATAGRAMS" "${DATAGRAMS} UD packets (got ${datagrams})")
+  endif()
 
   # Sum each counter over every channel of every conversation. A key is a
   # path in a channel object: naks.psn_sequence, messages.write ...

@@ -4,8 +4,8 @@
 # 10.99.0.2, both in the initial network namespace.
 #
 #   in-vm.sh NAME=PATH...    the binaries to use: lab01-send-recv ...
-#                            lab13-mr-scope, verbs_device_test,
-#                            softroce_dead_peer
+#                            lab13-mr-scope, lab15-ud, verbs_device_test,
+#                            softroce_dead_peer, rdmalab
 #
 # Every step leaves its result in $RDMALAB_VM_OUT (the host's results
 # directory): STEP.out (stdout; the JSON result for the labs), STEP.err,
@@ -82,11 +82,15 @@ run docs-setup -- bash -c '
   cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/1
   ulimit -l'
 
+# The doctor on the two rxe devices: their limits (inline data found by
+# creating QPs, CQs, SRQs, CQ moderation) among its checks.
+run doctor-limits -- "${bin[rdmalab]}" --lang en doctor --backend verbs
+
 # Labs 01-13 with real verbs, one process, both QPs on rxe0 (the packets stay
 # inside rxe0 and never reach the wire).
 for lab in lab01-send-recv lab02-write lab03-read lab04-atomics lab05-write-imm lab06-mtu \
            lab07-retry lab08-adaptive-routing lab09-nccl-net lab10-tf-rendezvous lab11-gdr-read \
-           lab12-one-sided lab13-mr-scope; do
+           lab12-one-sided lab13-mr-scope lab15-ud; do
   run "$lab" -- "${bin[$lab]}" --backend verbs -d rxe0 --json --capture "$out/$lab.pcap"
 done
 # Lab 07 breaks the simulated wire; on verbs only two of its scenarios need
@@ -108,7 +112,7 @@ run lab07-retry-rnr -- "$lab07" --backend verbs -d rxe0 --json --scenario rnr --
 declare -A wire_args=([lab09-nccl-net]="-m 1024")
 for lab in lab01-send-recv lab02-write lab03-read lab04-atomics lab05-write-imm lab06-mtu \
            lab07-retry lab08-adaptive-routing lab09-nccl-net lab10-tf-rendezvous lab11-gdr-read \
-           lab12-one-sided lab13-mr-scope; do
+           lab12-one-sided lab13-mr-scope lab15-ud; do
   capture_start "$lab-wire"
   # shellcheck disable=SC2086 # wire_args holds separate words
   run "$lab-wire" -- "${bin[$lab]}" --backend verbs -d rxe1 --peer-dev rxe0 --json \

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include "rdmalab/verbs/sim_backend.hpp"
+
 using namespace rdmalab;
 using namespace rdmalab::verbs;
 
@@ -101,4 +103,77 @@ TEST_CASE("the doctor speaks Chinese") {
   const auto checks = run_doctor(DoctorInputs{}, {});
   CHECK(find(checks, "devices").title.find("模拟") != std::string::npos);
   i18n::set_current(i18n::Lang::En);
+}
+
+TEST_CASE("device limits: rxe's, as the doctor shows them") {
+  // rxe's limits as the Soft-RoCE job's doctor run showed them (Debian's
+  // 6.1 kernel): SRQs, no CQ moderation, and 512 bytes of inline data as the
+  // largest max_inline_data ibv_create_qp accepted.
+  DoctorInputs in;
+  in.devices.push_back(rxe0(IBV_PORT_ACTIVE, true));
+  DeviceAttrs a;
+  a.max_cq = 1048576;
+  a.max_cqe = 32767;
+  a.max_qp_wr = 1048576;
+  a.max_sge = 32;
+  a.max_srq = 917503;
+  a.max_srq_wr = 1048576;
+  in.devices[0].attrs = a;
+  in.devices[0].max_inline_data = 512;
+  auto checks = run_doctor(in, {});
+  const auto& lim = find(checks, "limits");
+  CHECK(lim.status == CheckStatus::Ok);
+  CHECK(lim.title == "rxe0: the limits the labs depend on");
+  REQUIRE(lim.details.size() == 4);
+  CHECK(lim.details[0].starts_with("max_inline_data 512: the largest value ibv_create_qp"));
+  CHECK(lim.details[1] == "max_cq 1048576, max_cqe 32767, max_qp_wr 1048576, max_sge 32");
+  CHECK(lim.details[2].starts_with("max_srq 917503, max_srq_wr 1048576"));
+  CHECK(lim.details[3].starts_with("no CQ moderation"));
+
+  // A device without SRQ warns (lab 14 needs one); one with moderation says
+  // how much it can hold back.
+  in.devices[0].attrs->max_srq = 0;
+  in.devices[0].attrs->max_cq_count = 65535;
+  in.devices[0].attrs->max_cq_period = 4095;
+  checks = run_doctor(in, {});
+  const auto& lim2 = find(checks, "limits");
+  CHECK(lim2.status == CheckStatus::Warn);
+  CHECK(lim2.details[2].starts_with("max_srq 0"));
+  CHECK(lim2.fix.find("max_srq > 0") != std::string::npos);
+  CHECK(lim2.details[3] ==
+        "CQ moderation: up to 65535 completions or 4095 µs per event (ibv_modify_cq)");
+  CHECK(doctor_exit_code(checks) == 0);
+}
+
+TEST_CASE("device limits on the simulator, probed through the verbs interface") {
+  // What sim::DeviceLimits enforces: create_qp refuses max_inline_data above
+  // 256, so the binary search of probe_max_inline_data ends at 256; max_cqe
+  // 2^20, max_qp_wr 16384, max_sge 32; no CQ count limit, no SRQ, no
+  // moderation.
+  auto backend = make_sim_backend({});
+  const DoctorInputs in = probe_system(*backend, std::nullopt);
+  REQUIRE(in.devices.size() == 2);
+  for (const auto& d : in.devices) {
+    CAPTURE(d.info.name);
+    CHECK(d.error.empty());
+    REQUIRE(d.max_inline_data.has_value());
+    CHECK(*d.max_inline_data == 256);
+    REQUIRE(d.attrs.has_value());
+    CHECK(!d.attrs->max_cq.has_value());
+    CHECK(d.attrs->max_cqe == 1 << 20);
+    CHECK(d.attrs->max_qp_wr == 16384);
+    CHECK(d.attrs->max_srq == 0);
+    CHECK(d.attrs->max_cq_count == 0);
+  }
+  const auto checks = run_doctor(in, {});
+  const auto& lim = find(checks, "limits");
+  CHECK(lim.title == "sim0: the limits the labs depend on");
+  CHECK(lim.details[1] == "max_cq no limit, max_cqe 1048576, max_qp_wr 16384, max_sge 32");
+}
+
+TEST_CASE("probe_max_inline_data with a ceiling below the device's limit returns the ceiling") {
+  auto backend = make_sim_backend({});
+  auto ctx = backend->open("sim0");
+  CHECK(probe_max_inline_data(*ctx, 100) == 100);
+  CHECK(probe_max_inline_data(*ctx, 257) == 256);
 }

@@ -97,6 +97,14 @@ void QpImpl::send_request_packet() {
   const std::size_t slot = slot_at(idx);
   SendWqe& w = sq[slot];
   if (!w.started && !start_wqe(w, slot)) return;
+  if (type == IBV_QPT_UD && w.length > device->config().port_mtu) {
+    // IBTA C10-93.1.1: a UD message longer than the port's MTU is not sent
+    // at all, and the CI reports no error for it. As rxe does (rxe_req.c),
+    // the WQE takes its PSN and completes with IBV_WC_SUCCESS; nothing goes
+    // on the wire and the receiver never hears of it.
+    after_request(w, 1, false);
+    return;
+  }
   if (type == IBV_QPT_UD) address_ud(w);
   std::uint32_t npkts = 1;
   const wire::OpcodeInfo* op = build_request(w, slot, pk, npkts);
@@ -171,8 +179,11 @@ const wire::OpcodeInfo* QpImpl::build_request(const SendWqe& w, std::size_t slot
   const bool last = pk + 1 >= w.npkts;
   const bool solicited = (w.flags & IBV_SEND_SOLICITED) != 0;
   const std::uint64_t offset = std::uint64_t{pk} * mtu;
+  // A UD message is one packet of its whole length (at most the port MTU,
+  // see send_request_packet); a UD QP has no path MTU of its own.
+  const std::uint32_t seg = type == IBV_QPT_UD ? w.length : mtu;
   const auto len = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(mtu, w.length > offset ? w.length - offset : 0));
+      std::min<std::uint64_t>(seg, w.length > offset ? w.length - offset : 0));
   const std::uint8_t* data = nullptr;
   const wire::OpcodeInfo* op = nullptr;
 

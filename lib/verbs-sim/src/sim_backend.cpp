@@ -63,6 +63,19 @@ class SimMw final : public MemoryWindow {
   sim::MemoryWindow& mw_;
 };
 
+class SimAh final : public AddressHandle {
+ public:
+  SimAh(sim::ProtectionDomain& pd, sim::AddressHandle& ah) : pd_(pd), ah_(ah) {}
+  ~SimAh() override {
+    if (const int rc = pd_.destroy_ah(&ah_); rc != 0) report_destroy_failure("ibv_destroy_ah", rc);
+  }
+  ibv_ah* get() const noexcept override { return ah_.get(); }
+
+ private:
+  sim::ProtectionDomain& pd_;
+  sim::AddressHandle& ah_;
+};
+
 class SimCq final : public CompletionQueue {
  public:
   SimCq(sim::Device& dev, sim::CompletionQueue& cq) : dev_(dev), cq_(cq) {}
@@ -139,6 +152,14 @@ class SimPd final : public ProtectionDomain {
         check_ptr(pd_.create_qp(init), "ibv_create_qp", ErrorContext{dev_.name(), 0, 0, {}});
     return std::make_unique<SimQp>(pd_, *qp);
   }
+  std::unique_ptr<AddressHandle> create_ah(const ibv_ah_attr& attr) override {
+    errno = 0;
+    sim::AddressHandle* ah =
+        check_ptr(pd_.create_ah(attr), "ibv_create_ah",
+                  ErrorContext{dev_.name(), attr.port_num, 0,
+                               fmt::format("sgid_index {}", attr.grh.sgid_index)});
+    return std::make_unique<SimAh>(pd_, *ah);
+  }
 
  private:
   sim::Device& dev_;
@@ -182,6 +203,16 @@ class SimContext final : public Context {
       out.push_back(e);
     }
     return out;
+  }
+  // What the simulated device enforces (sim::DeviceLimits): no limit on
+  // the number of CQs, no SRQ, no CQ moderation.
+  DeviceAttrs query_device() const override {
+    const sim::DeviceLimits& l = dev_.limits();
+    DeviceAttrs d;
+    d.max_cqe = l.max_cqe;
+    d.max_qp_wr = l.max_qp_wr;
+    d.max_sge = l.max_sge;
+    return d;
   }
   std::unique_ptr<ProtectionDomain> alloc_pd() override {
     errno = 0;

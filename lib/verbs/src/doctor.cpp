@@ -98,6 +98,29 @@ constexpr std::array kCatalog{
             "RoCEv2 使用 UDP 4791 端口：两台主机之间的防火墙必须放行它"},
     Message{"fw.fix", "check with `nft list ruleset | grep 4791` (or iptables -S)",
             "用 `nft list ruleset | grep 4791`（或 iptables -S）检查"},
+    Message{"limits.title", "{}: the limits the labs depend on", "{}：实验所依赖的设备限制"},
+    Message{"limits.inline",
+            "max_inline_data {}: the largest value ibv_create_qp accepted (IBV_SEND_INLINE copies "
+            "up to this many bytes into the work request)",
+            "max_inline_data {}：ibv_create_qp 接受的最大值（IBV_SEND_INLINE 最多把这么多字节"
+            "直接复制进工作请求）"},
+    Message{"limits.no_inline", "max_inline_data 0: this device has no inline data",
+            "max_inline_data 0：该设备不支持内联数据"},
+    Message{"limits.cq", "max_cq {0}, max_cqe {1}, max_qp_wr {2}, max_sge {3}",
+            "max_cq {0}，max_cqe {1}，max_qp_wr {2}，max_sge {3}"},
+    Message{"limits.no_limit", "no limit", "无限制"},
+    Message{"limits.srq", "max_srq {0}, max_srq_wr {1}: shared receive queues are supported",
+            "max_srq {0}，max_srq_wr {1}：支持共享接收队列（SRQ）"},
+    Message{"limits.no_srq", "max_srq 0: this device has no shared receive queue (SRQ)",
+            "max_srq 0：该设备没有共享接收队列（SRQ）"},
+    Message{"limits.fix_srq", "the SRQ lab needs a device with max_srq > 0 (rxe has it)",
+            "SRQ 实验需要 max_srq > 0 的设备（rxe 支持）"},
+    Message{"limits.moderation",
+            "CQ moderation: up to {0} completions or {1} µs per event (ibv_modify_cq)",
+            "CQ 事件合并：每个事件最多 {0} 个工作完成或 {1} µs（ibv_modify_cq）"},
+    Message{"limits.no_moderation",
+            "no CQ moderation: max_cq_count and max_cq_period are 0, ibv_modify_cq is refused",
+            "不支持 CQ 事件合并：max_cq_count 和 max_cq_period 为 0，ibv_modify_cq 会被拒绝"},
     Message{"state.ACTIVE", "ACTIVE", "ACTIVE（活动）"},
     Message{"state.DOWN", "DOWN", "DOWN（断开）"},
     Message{"state.INIT", "INIT", "INIT（初始化）"},
@@ -124,6 +147,33 @@ std::span<const i18n::Message> doctor_catalog() noexcept {
   return kCatalog;
 }
 
+std::uint32_t probe_max_inline_data(Context& ctx, std::uint32_t ceiling) {
+  auto pd = ctx.alloc_pd();
+  auto cq = ctx.create_cq(2);
+  const auto accepted = [&](std::uint32_t bytes) {
+    QpInitAttrs a;
+    a.send_cq = a.recv_cq = cq.get();
+    a.max_send_wr = a.max_recv_wr = 1;
+    a.max_inline_data = bytes;
+    try {
+      (void)pd->create_qp(a);
+      return true;
+    } catch (const VerbsError&) {
+      return false;
+    }
+  };
+  if (!accepted(0)) check_rc(EINVAL, "ibv_create_qp", ErrorContext{ctx.info().name, 0, 0, {}});
+  if (accepted(ceiling)) return ceiling;
+  // accepted(lo) and !accepted(hi): the answer lies in [lo, hi).
+  std::uint32_t lo = 0;
+  std::uint32_t hi = ceiling;
+  while (hi - lo > 1) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    (accepted(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index) {
   DoctorInputs in;
   try {
@@ -140,6 +190,8 @@ DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index) {
         for (const auto& g : p.gids)
           if (!g.netdev.empty()) p.netdev = g.netdev;
         r.ports.push_back(std::move(p));
+        r.attrs = ctx->query_device();
+        r.max_inline_data = probe_max_inline_data(*ctx);
       } catch (const VerbsError& e) {
         r.error = e.report();
       }
@@ -242,6 +294,34 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
         out.push_back(std::move(gid));
       }
     }
+  }
+
+  // Device limits: what labs 14-17 depend on (SRQ, inline data, CQs, CQ
+  // moderation), per device.
+  for (const auto& d : in.devices) {
+    if (opt.backend == BackendChoice::Sim || (!d.attrs && !d.max_inline_data)) continue;
+    CheckResult lim{"limits", CheckStatus::Ok, i18n::tr(M("limits.title"), d.info.name), {}, {}};
+    if (d.max_inline_data)
+      lim.details.push_back(*d.max_inline_data > 0
+                                ? i18n::tr(M("limits.inline"), *d.max_inline_data)
+                                : i18n::tr(M("limits.no_inline")));
+    if (d.attrs) {
+      const DeviceAttrs& a = *d.attrs;
+      lim.details.push_back(i18n::tr(
+          M("limits.cq"), a.max_cq ? std::to_string(*a.max_cq) : i18n::tr(M("limits.no_limit")),
+          a.max_cqe, a.max_qp_wr, a.max_sge));
+      if (a.max_srq > 0) {
+        lim.details.push_back(i18n::tr(M("limits.srq"), a.max_srq, a.max_srq_wr));
+      } else {
+        lim.details.push_back(i18n::tr(M("limits.no_srq")));
+        lim.status = CheckStatus::Warn;
+        lim.fix = i18n::tr(M("limits.fix_srq"));
+      }
+      lim.details.push_back(a.max_cq_count > 0 || a.max_cq_period > 0
+                                ? i18n::tr(M("limits.moderation"), a.max_cq_count, a.max_cq_period)
+                                : i18n::tr(M("limits.no_moderation")));
+    }
+    out.push_back(std::move(lim));
   }
 
   // Memlock: registration pins memory; the simulator pins nothing.

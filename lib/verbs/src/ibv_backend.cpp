@@ -47,6 +47,18 @@ class IbvMw final : public MemoryWindow {
   ibv_mw* mw_;
 };
 
+class IbvAh final : public AddressHandle {
+ public:
+  explicit IbvAh(ibv_ah* ah) : ah_(ah) {}
+  ~IbvAh() override {
+    if (const int rc = ibv_destroy_ah(ah_); rc != 0) report_destroy_failure("ibv_destroy_ah", rc);
+  }
+  ibv_ah* get() const noexcept override { return ah_; }
+
+ private:
+  ibv_ah* ah_;
+};
+
 class IbvCq final : public CompletionQueue {
  public:
   IbvCq(ibv_cq* cq) : cq_(cq) {}
@@ -131,6 +143,14 @@ class IbvPd final : public ProtectionDomain {
         check_ptr(ibv_create_qp(pd_, &init), "ibv_create_qp", ErrorContext{device_, 0, 0, {}});
     return std::make_unique<IbvQp>(qp, device_);
   }
+  std::unique_ptr<AddressHandle> create_ah(const ibv_ah_attr& attr) override {
+    ibv_ah_attr a = attr;
+    errno = 0;
+    ibv_ah* ah = check_ptr(
+        ibv_create_ah(pd_, &a), "ibv_create_ah",
+        ErrorContext{device_, attr.port_num, 0, fmt::format("sgid_index {}", attr.grh.sgid_index)});
+    return std::make_unique<IbvAh>(ah);
+  }
 
  private:
   ibv_pd* pd_;
@@ -184,6 +204,22 @@ class IbvContext final : public Context {
       if (e.port_num == port) out.push_back(to_entry(e));
     }
     return out;
+  }
+
+  DeviceAttrs query_device() const override {
+    ibv_device_attr_ex a{};
+    check_rc(ibv_query_device_ex(ctx_, nullptr, &a), "ibv_query_device_ex",
+             ErrorContext{info_.name, 0, 0, {}});
+    DeviceAttrs d;
+    d.max_cq = a.orig_attr.max_cq;
+    d.max_cqe = a.orig_attr.max_cqe;
+    d.max_qp_wr = a.orig_attr.max_qp_wr;
+    d.max_sge = a.orig_attr.max_sge;
+    d.max_srq = a.orig_attr.max_srq;
+    d.max_srq_wr = a.orig_attr.max_srq_wr;
+    d.max_cq_count = a.cq_mod_caps.max_cq_count;
+    d.max_cq_period = a.cq_mod_caps.max_cq_period;
+    return d;
   }
 
   std::unique_ptr<ProtectionDomain> alloc_pd() override {

@@ -55,6 +55,22 @@ struct DeviceInfo {
   std::string transport;  // "InfiniBand", "iWARP", "simulated RoCEv2"
 };
 
+/// The device limits the labs depend on (ibv_query_device_ex).
+struct DeviceAttrs {
+  /// Completion queues a process may create; nullopt when there is no limit
+  /// (the simulator).
+  std::optional<int> max_cq;
+  int max_cqe = 0;    // entries of one CQ
+  int max_qp_wr = 0;  // work requests of one queue
+  int max_sge = 0;
+  int max_srq = 0;  // shared receive queues; 0: the device has none
+  int max_srq_wr = 0;
+  /// CQ moderation (ibv_modify_cq): the largest completion count and period
+  /// (µs); both 0 when the device cannot moderate (rxe).
+  std::uint16_t max_cq_count = 0;
+  std::uint16_t max_cq_period = 0;
+};
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -71,6 +87,8 @@ class Context {
   [[nodiscard]] virtual std::unique_ptr<ProtectionDomain> alloc_pd() = 0;
   /// ibv_create_cq. Throws VerbsError.
   [[nodiscard]] virtual std::unique_ptr<CompletionQueue> create_cq(int cqe) = 0;
+  /// ibv_query_device_ex: the limits above. Throws VerbsError.
+  [[nodiscard]] virtual DeviceAttrs query_device() const = 0;
 
  protected:
   Context() = default;

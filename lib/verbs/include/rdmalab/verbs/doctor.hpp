@@ -40,7 +40,17 @@ struct DeviceReport {
   DeviceInfo info;
   std::vector<PortReport> ports;
   std::string error;  // opening or querying failed
+  /// The limits the labs depend on (ibv_query_device_ex), when known.
+  std::optional<DeviceAttrs> attrs;
+  /// The largest max_inline_data ibv_create_qp accepts, when known.
+  std::optional<std::uint32_t> max_inline_data;
 };
+
+/// The largest max_inline_data an RC QP of this device can be created with,
+/// found by creating QPs (a binary search up to `ceiling` bytes): what
+/// IBV_SEND_INLINE may carry. Devices round the value up or refuse it, so
+/// asking is the only reliable way. Throws VerbsError when not even 0 works.
+[[nodiscard]] std::uint32_t probe_max_inline_data(Context& ctx, std::uint32_t ceiling = 16384);
 
 struct DoctorInputs {
   std::vector<DeviceReport> devices;     // from libibverbs (or a test)
@@ -57,7 +67,8 @@ struct DoctorOptions {
   std::optional<int> gid_index;
 };
 
-/// Reads the real system: devices through `backend` (libibverbs), limits
+/// Reads the system: devices through `backend` (libibverbs or the
+/// simulator), their limits (query_device, probe_max_inline_data), limits
 /// with getrlimit, modules under /sys/module and /lib/modules, and the
 /// nftables ruleset when readable. Never throws: failures become reports.
 [[nodiscard]] DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index);

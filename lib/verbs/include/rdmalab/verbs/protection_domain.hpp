@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "rdmalab/verbs/address_handle.hpp"
 #include "rdmalab/verbs/memory_region.hpp"
 #include "rdmalab/verbs/memory_window.hpp"
 #include "rdmalab/verbs/queue_pair.hpp"
@@ -26,6 +27,10 @@ class ProtectionDomain {
   [[nodiscard]] virtual std::unique_ptr<MemoryWindow> alloc_mw(ibv_mw_type type) = 0;
   /// ibv_create_qp. Throws VerbsError.
   [[nodiscard]] virtual std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& attrs) = 0;
+
+  /// ibv_create_ah: the destination of UD datagrams. Throws VerbsError
+  /// (EINVAL: no such GID index, or on the simulator no host has the GID).
+  [[nodiscard]] virtual std::unique_ptr<AddressHandle> create_ah(const ibv_ah_attr& attr) = 0;
 
  protected:
   ProtectionDomain() = default;
