@@ -199,7 +199,10 @@ std::uint64_t generate_congestion(const std::string& path, std::uint64_t packets
   std::int64_t last_pfc = -1'000'000;
   bool pfc_on = false;
   std::int64_t ms_seen = -1;
-  for (std::uint64_t i = 0; written < packets; ++i) {
+  // `put` counts the frames written; one request (and maybe an ACK, a CNP,
+  // pause frames) per turn.
+  for (std::uint64_t i = 0;; ++i) {
+    if (written >= packets) break;
     t += 1000;
     const std::int64_t rel = t - t0;
     const std::int64_t in_ms = rel % 1'000'000;
