@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds rdmapcap and its benchmark with the optimised preset, then runs the
-# benchmark: a synthetic capture of N packets timed with a bare libpcap read
-# loop, `rdmapcap summary` (with and without ICRC checks) and tshark.
+# benchmark on three synthetic captures, one after the other: N packets of
+# one QP pair, 1 KiB payloads (timed against a bare libpcap read loop,
+# `rdmapcap summary` with and without ICRC checks, and tshark); the
+# congestion-heavy capture with 100,000 requester QPs (2N packets: CE marks,
+# CNPs, PFC and 802.3x pause frames); and the same with 4 QPs, whose time per
+# packet the 100,000-QP one is compared with.
 #
 #   scripts/bench-rdmapcap.sh [PACKETS] [PAYLOAD_BYTES] [RUNS]     (default 1000000 1024 3)
 set -euo pipefail
@@ -15,3 +19,8 @@ cmake --build "$build" --target rdmapcap bench_rdmapcap -j2
 args=(--packets "$packets" --payload "$payload" --runs "$runs" --rdmapcap "$build/tools/rdmapcap/rdmapcap")
 command -v tshark >/dev/null || args+=(--no-tshark)
 "$build/bench/dissect/bench_rdmapcap" "${args[@]}"
+for qps in 100000 4; do
+  echo
+  echo "== congestion-heavy capture, $qps QPs, $((2 * packets)) packets"
+  "$build/bench/dissect/bench_rdmapcap" "${args[@]}" --packets "$((2 * packets))" --congestion --qps "$qps"
+done

@@ -14,6 +14,8 @@
 //
 //   bench_rdmapcap [--packets N] [--payload BYTES] [--file PATH] [--runs N]
 //                  [--rdmapcap PATH] [--no-tshark] [--keep]
+//                  [--congestion [--qps N]]   the congestion-heavy capture instead
+//                  [--generate-only]          write the capture, time nothing
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -31,6 +33,7 @@
 
 #include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/pause.hpp"
 #include "rdmalab/wire/psn.hpp"
 
 extern char** environ;
@@ -163,6 +166,107 @@ std::uint64_t generate(const std::string& path, std::uint64_t packets, std::size
   return bytes;
 }
 
+/// A congestion-heavy capture: `qps` requesters (10.0.1.x, one QP each) send
+/// SEND Onlys of `payload` bytes to one responder, 1 µs apart in turn, one ACK per four
+/// requests per QP. In the second 400 µs of every millisecond the switch
+/// marks every request CE, the responder sends each QP at most one CNP per
+/// 50 µs, and the switch port pauses priority 3 (PFC, 65535 quanta every
+/// 100 µs, XON at the end); each millisecond starts with an 802.3x PAUSE of
+/// 100 quanta from the responder's NIC.
+std::uint64_t generate_congestion(const std::string& path, std::uint64_t packets,
+                                  std::size_t payload, std::uint32_t qps) {
+  capture::PcapWriter writer(path, wire::LinkType::Ethernet);
+  std::vector<std::uint8_t> data(payload, 0x5A), frame(payload + 256);
+  std::int64_t t = 1'700'000'000'000'000'000;
+  const std::int64_t t0 = t;
+  std::uint64_t written = 0, bytes = 0;
+  auto put = [&](std::span<const std::uint8_t> f) {
+    writer.write(t, f);
+    bytes += f.size();
+    ++written;
+  };
+  auto put_spec = [&](const wire::FrameSpec& s) {
+    const std::size_t n = wire::encode_frame(s, frame);
+    put(std::span<const std::uint8_t>(frame.data(), n));
+  };
+  std::vector<std::uint32_t> psn(qps, 0);
+  std::vector<std::int64_t> last_cnp(qps, -1'000'000);
+  const auto rsp_ip = *wire::IpAddress::parse("10.0.0.1");
+  auto req_ip = [](std::uint32_t q) {
+    return wire::IpAddress::from_v4(
+        {10, 0, static_cast<std::uint8_t>(1 + q / 250), static_cast<std::uint8_t>(1 + q % 250)});
+  };
+  std::int64_t last_pfc = -1'000'000;
+  bool pfc_on = false;
+  std::int64_t ms_seen = -1;
+  // `put` counts the frames written; one request (and maybe an ACK, a CNP,
+  // pause frames) per turn.
+  for (std::uint64_t i = 0;; ++i) {
+    if (written >= packets) break;
+    t += 1000;
+    const std::int64_t rel = t - t0;
+    const std::int64_t in_ms = rel % 1'000'000;
+    const bool congested = in_ms >= 400'000 && in_ms < 800'000;
+    wire::PauseFrame pf;
+    if (rel / 1'000'000 != ms_seen) {
+      ms_seen = rel / 1'000'000;
+      pf.src = {0x02, 0, 0, 0, 0, 0x01};
+      pf.opcode = wire::kPauseOpcode;
+      pf.quanta[0] = 100;
+      put(std::span<const std::uint8_t>(frame.data(), wire::encode_pause(pf, frame)));
+    }
+    if (congested && rel - last_pfc >= 100'000) {
+      pf = {};
+      pf.src = {0x02, 0, 0, 0, 0, 0xFE};
+      pf.class_enable = 0x08;
+      pf.quanta[3] = 65535;
+      put(std::span<const std::uint8_t>(frame.data(), wire::encode_pause(pf, frame)));
+      last_pfc = rel;
+      pfc_on = true;
+    } else if (!congested && pfc_on) {
+      pf = {};
+      pf.src = {0x02, 0, 0, 0, 0, 0xFE};
+      pf.class_enable = 0x08;
+      put(std::span<const std::uint8_t>(frame.data(), wire::encode_pause(pf, frame)));
+      pfc_on = false;
+    }
+    const auto q = static_cast<std::uint32_t>(i % qps);
+    wire::FrameSpec req;
+    req.src_ip = req_ip(q);
+    req.dst_ip = rsp_ip;
+    req.traffic_class = congested ? 3 : 2;
+    req.packet.bth.opcode = wire::opcode::kRcSendOnly;
+    req.packet.bth.dest_qp = 0x1000 + q;
+    req.packet.bth.psn = psn[q];
+    req.packet.bth.ack_req = psn[q] % 4 == 3;
+    req.packet.payload = data;
+    put_spec(req);
+    if (psn[q] % 4 == 3) {
+      wire::FrameSpec ack;
+      ack.src_ip = rsp_ip;
+      ack.dst_ip = req.src_ip;
+      ack.traffic_class = 2;
+      ack.packet.bth.opcode = wire::opcode::kRcAcknowledge;
+      ack.packet.bth.dest_qp = 0x2000 + q;
+      ack.packet.bth.psn = psn[q];
+      ack.packet.aeth = wire::Aeth{0x1F, psn[q] / 4 + 1};
+      put_spec(ack);
+    }
+    if (congested && rel - last_cnp[q] >= 50'000) {
+      wire::FrameSpec cnp;
+      cnp.src_ip = rsp_ip;
+      cnp.dst_ip = req.src_ip;
+      cnp.packet.bth.opcode = wire::opcode::kCnp;
+      cnp.packet.bth.dest_qp = 0x2000 + q;
+      put_spec(cnp);
+      last_cnp[q] = rel;
+    }
+    psn[q] = wire::psn_add(psn[q], 1);
+  }
+  writer.flush();
+  return bytes;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,7 +274,8 @@ int main(int argc, char** argv) {
   std::size_t payload = 1024;
   std::string file = (std::filesystem::temp_directory_path() / "rdmapcap-bench.pcap").string();
   std::string rdmapcap = "rdmapcap";
-  bool tshark = true, keep = false;
+  bool tshark = true, keep = false, congestion = false, generate_only = false;
+  std::uint32_t qps = 4;
   int runs = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -189,17 +294,26 @@ int main(int argc, char** argv) {
       tshark = false;
     else if (a == "--keep")
       keep = true;
+    else if (a == "--congestion")
+      congestion = true;
+    else if (a == "--qps")
+      qps = static_cast<std::uint32_t>(std::max(1ULL, std::strtoull(next().c_str(), nullptr, 10)));
+    else if (a == "--generate-only")
+      generate_only = keep = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--packets N] [--payload BYTES] [--file PATH] [--runs N] "
-                   "[--rdmapcap PATH] [--no-tshark] [--keep]\n",
+                   "[--rdmapcap PATH] [--no-tshark] [--keep] [--congestion] [--qps N] "
+                   "[--generate-only]\n",
                    argv[0]);
       return 2;
     }
   }
   std::printf("generating %llu packets, %zu-byte payloads -> %s\n",
               static_cast<unsigned long long>(packets), payload, file.c_str());
-  const std::uint64_t bytes = generate(file, packets, payload);
+  const std::uint64_t bytes = congestion ? generate_congestion(file, packets, payload, qps)
+                                         : generate(file, packets, payload);
+  if (generate_only) return 0;
   const double gb = static_cast<double>(std::filesystem::file_size(file)) / 1e9;
   std::printf("capture: %.3f GB on disk, %.3f GB of frames\n", gb,
               static_cast<double>(bytes) / 1e9);

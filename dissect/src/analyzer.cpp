@@ -15,7 +15,9 @@
 #include "rdmalab/dissect/analyzer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -54,6 +56,38 @@ struct HalfKeyHash {
     for (int i = 0; i < 3; ++i) mix(static_cast<std::uint8_t>(k.qpn >> (8 * i)));
     mix(k.response ? 1 : 0);
     return static_cast<std::size_t>(h);
+  }
+};
+
+/// Two addresses in order (requester, responder): the index of half
+/// channels waiting for their other half.
+struct PairKey {
+  IpAddress req, rsp;
+  friend bool operator==(const PairKey&, const PairKey&) = default;
+};
+
+/// One end of a conversation whose QPN is known.
+struct EndKey {
+  IpAddress addr;
+  std::uint32_t qpn = 0;
+  friend bool operator==(const EndKey&, const EndKey&) = default;
+};
+
+std::uint64_t fnv(std::uint64_t h, const IpAddress& a) {
+  for (auto b : a.bytes) h = (h ^ b) * 1099511628211ULL;
+  return h;
+}
+
+struct PairKeyHash {
+  std::size_t operator()(const PairKey& k) const noexcept {
+    return static_cast<std::size_t>(fnv(fnv(1469598103934665603ULL, k.req), k.rsp));
+  }
+};
+
+struct EndKeyHash {
+  std::size_t operator()(const EndKey& k) const noexcept {
+    return static_cast<std::size_t>((fnv(1469598103934665603ULL, k.addr) ^ k.qpn) *
+                                    1099511628211ULL);
   }
 };
 
@@ -121,8 +155,43 @@ struct CmPlan {
   std::uint32_t starting_psn = 0;
 };
 
+/// Bytes per bin over a channel's life, in at most kRateBins bins: when a
+/// packet falls past the last bin, neighbouring bins merge and the bin
+/// doubles, so a long channel costs no more than a short one.
+constexpr std::size_t kRateBins = 64;
+struct RateSeries {
+  std::int64_t origin = 0;
+  std::int64_t bin_ns = 0;
+  std::vector<std::uint64_t> bytes;
+  void add(std::int64_t t, std::uint64_t n, std::int64_t first_bin_ns) {
+    if (bin_ns == 0) {
+      origin = t;
+      bin_ns = std::max<std::int64_t>(first_bin_ns, 1);
+    }
+    if (t < origin) t = origin;  // timestamps that go backwards count in the first bin
+    auto idx = static_cast<std::size_t>((t - origin) / bin_ns);
+    while (idx >= kRateBins) {
+      for (std::size_t i = 0; i < bytes.size(); ++i)
+        bytes[i / 2] = (i % 2 == 0 ? 0 : bytes[i / 2]) + bytes[i];
+      bytes.resize((bytes.size() + 1) / 2);
+      bin_ns *= 2;
+      idx = static_cast<std::size_t>((t - origin) / bin_ns);
+    }
+    if (bytes.size() <= idx) bytes.resize(idx + 1, 0);
+    bytes[idx] += n;
+  }
+};
+
+/// A CNP whose "after" window is still open.
+struct CnpWindow {
+  std::int64_t start_ns = 0;
+  std::uint64_t before_bytes = 0;
+  std::uint64_t after_bytes = 0;
+};
+
 struct Channel {
   std::uint32_t conv = 0;
+  std::uint32_t index_psn = 0;  // its key among the request halves waiting for responses
   IpAddress req_addr, rsp_addr;
   std::optional<std::uint32_t> req_qpn, rsp_qpn;
   bool has_req_half = false, has_rsp_half = false;
@@ -165,6 +234,18 @@ struct Channel {
   std::int64_t last_rsp_ns = 0;
 
   std::optional<CmPlan> cm;
+
+  // Congestion: CE marks, CNPs and the requester's rate around them.
+  std::int64_t last_cnp_ns = -1;
+  std::int64_t pending_ce_ns = -1;  // the first CE-marked request since the last CNP
+  std::uint64_t first_ce_frame = 0, first_cnp_frame = 0;
+  std::deque<std::pair<std::int64_t, std::uint32_t>> recent;  // requests in the last window
+  std::uint64_t recent_bytes = 0;
+  std::deque<CnpWindow> cnp_windows;
+  RateSeries rate;
+  Samples<kMaxGaps> cnp_gaps;
+  Samples<kMaxGaps> ce_to_cnp;
+  Samples<kMaxGaps> rate_before, rate_after;  // bytes per window
 
   ChannelSummary s;
   Samples<kMaxSamples> rtt;
@@ -227,8 +308,39 @@ struct Analyzer::Impl {
   };
   std::array<Cached, 2> last;
   std::vector<Conversation> convs;
-  std::map<std::pair<IpAddress, IpAddress>, std::vector<std::uint32_t>> convs_by_addr;
+  // Conversations by each end whose QPN is known: a new channel finds its
+  // conversation among the few that share one of its ends.
+  std::unordered_map<EndKey, std::vector<std::uint32_t>, EndKeyHash> convs_by_end;
+  // Half channels waiting for their other half, by address pair: request
+  // halves ordered by the PSN they started at, response halves newest last.
+  // A new half looks only at these, so its cost does not grow with the
+  // number of QPs in the capture.
+  std::unordered_map<PairKey, std::multimap<std::uint32_t, std::size_t>, PairKeyHash> req_waiting;
+  std::unordered_map<PairKey, std::vector<std::size_t>, PairKeyHash> rsp_waiting;
+  // Request halves between one address pair looked at for a response's
+  // PSN, nearest start first.
+  static constexpr std::size_t kPairScan = 64;
   std::deque<CmRequest> cm_requests;  // REQs without a REP yet (bounded)
+  // The latest time in the capture (files merged without sorting are not in
+  // time order): how long the capture went on after a packet.
+  std::int64_t latest_ns = std::numeric_limits<std::int64_t>::min();
+
+  // Pause frames: one state per (sender MAC, priority; 8 = 802.3x, the link).
+  struct PauseState {
+    PfcSummary s;
+    bool paused = false;
+    std::int64_t start_ns = 0, expiry_ns = 0;
+    std::uint64_t start_frame = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::uint8_t>, std::size_t> pause_index;
+  std::vector<PauseState> pauses;
+  std::vector<Event> pause_events;  // storms, reported by finish()
+  static constexpr std::size_t kMaxPauseEvents = 1024;
+  // The port speed: the fastest spacing of two consecutive frames seen
+  // before the first pause frame fixes it (when no --link-speed is given).
+  std::int64_t prev_frame_ns = -1;
+  std::size_t prev_frame_len = 0;
+  double fastest_bps = 0;
 
   // ---- channels and conversations -------------------------------------
 
@@ -267,27 +379,30 @@ struct Analyzer::Impl {
     std::size_t found = channels.size();
     if (!response) {
       // A request half (src -> dst, QP qpn at dst): join a channel that so
-      // far only has responses from dst to src.
-      for (std::size_t i = channels.size(); i-- > 0;) {
-        const Channel& c = *channels[i];
-        if (c.has_rsp_half && !c.has_req_half && c.req_addr == src && c.rsp_addr == dst) {
-          found = i;
-          break;
-        }
+      // far only has responses from dst to src (the newest such).
+      if (auto it = rsp_waiting.find(PairKey{src, dst}); it != rsp_waiting.end()) {
+        found = it->second.back();
+        it->second.pop_back();
+        if (it->second.empty()) rsp_waiting.erase(it);
       }
-    } else {
+    } else if (auto it = req_waiting.find(PairKey{dst, src}); it != req_waiting.end()) {
       // A response half (src = responder -> dst = requester, QP qpn at the
       // requester): join the request half that has this PSN outstanding; if
       // none does, the one whose next PSN is closest above it. Several QP
       // pairs between the same two hosts use separate PSN spaces, so the
       // nearest window is the right one, not merely any window holding it.
+      // The candidates are visited from the one that started nearest below
+      // the PSN, downwards (and round past PSN 0), at most kPairScan.
+      auto& waiting = it->second;
       std::size_t any = channels.size();
       std::int32_t best_d = 0;
-      for (std::size_t i = channels.size(); i-- > 0;) {
+      auto pos = waiting.upper_bound(psn);
+      for (std::size_t n = 0; n < std::min(waiting.size(), kPairScan); ++n) {
+        if (pos == waiting.begin()) pos = waiting.end();
+        --pos;
+        const std::size_t i = pos->second;
         const Channel& c = *channels[i];
-        if (!c.has_req_half || c.has_rsp_half || !(c.req_addr == dst) || !(c.rsp_addr == src))
-          continue;
-        if (any == channels.size()) any = i;
+        if (any == channels.size() || i > any) any = i;
         if (std::any_of(c.out.begin(), c.out.end(),
                         [&](const Outstanding& o) { return o.holds(psn); })) {
           found = i;
@@ -302,12 +417,24 @@ struct Analyzer::Impl {
         }
       }
       if (found == channels.size()) found = any;
+      auto [lo, hi] = waiting.equal_range(channels[found]->index_psn);
+      for (auto w = lo; w != hi; ++w)
+        if (w->second == found) {
+          waiting.erase(w);
+          break;
+        }
+      if (waiting.empty()) req_waiting.erase(it);
     }
     if (found == channels.size()) {
       if (channels.size() >= opt.max_channels) return kNone;
       auto c = std::make_unique<Channel>();
       c->req_addr = response ? dst : src;
       c->rsp_addr = response ? src : dst;
+      c->index_psn = psn;
+      if (response)
+        rsp_waiting[PairKey{dst, src}].push_back(found);
+      else
+        req_waiting[PairKey{src, dst}].emplace(psn, found);
       channels.push_back(std::move(c));
     }
     Channel& c = *channels[found];
@@ -330,13 +457,24 @@ struct Analyzer::Impl {
     if (c.conv != 0) {
       Conversation& v = convs[c.conv - 1];
       for (Endpoint* e : {&v.a, &v.b}) {
-        if (e->addr == c.req_addr && !(e->addr == c.rsp_addr && e->qpn_known)) learn(*e, c.req_qpn);
-        if (e->addr == c.rsp_addr && !(e->addr == c.req_addr && e->qpn_known)) learn(*e, c.rsp_qpn);
+        if (e->addr == c.req_addr && !(e->addr == c.rsp_addr && e->qpn_known))
+          learn_end(v.id, *e, c.req_qpn);
+        if (e->addr == c.rsp_addr && !(e->addr == c.req_addr && e->qpn_known))
+          learn_end(v.id, *e, c.rsp_qpn);
       }
       return;
     }
-    const auto addr_key = std::minmax(c.req_addr, c.rsp_addr);
-    auto& list = convs_by_addr[{addr_key.first, addr_key.second}];
+    // Candidates: the conversations that know one of the channel's ends
+    // exactly, in order of creation.
+    std::vector<std::uint32_t> list;
+    for (const auto& [addr, qpn] :
+         {std::pair{c.req_addr, c.req_qpn}, std::pair{c.rsp_addr, c.rsp_qpn}}) {
+      if (!qpn) continue;
+      if (auto it = convs_by_end.find(EndKey{addr, *qpn}); it != convs_by_end.end())
+        list.insert(list.end(), it->second.begin(), it->second.end());
+    }
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
     for (std::uint32_t id : list) {
       Conversation& v = convs[id - 1];
       for (int swap = 0; swap < 2; ++swap) {
@@ -345,8 +483,8 @@ struct Analyzer::Impl {
         const bool one_exact = exact(r, c.req_addr, c.req_qpn) || exact(d, c.rsp_addr, c.rsp_qpn);
         if (one_exact && endpoint_matches(r, c.req_addr, c.req_qpn) &&
             endpoint_matches(d, c.rsp_addr, c.rsp_qpn)) {
-          learn(r, c.req_qpn);
-          learn(d, c.rsp_qpn);
+          learn_end(id, r, c.req_qpn);
+          learn_end(id, d, c.rsp_qpn);
           c.conv = id;
           v.channels.push_back(idx);
           return;
@@ -363,8 +501,16 @@ struct Analyzer::Impl {
     v.b = first_is_request ? rsp : req;
     v.channels.push_back(idx);
     c.conv = v.id;
-    list.push_back(v.id);
+    for (const Endpoint* e : {&v.a, &v.b})
+      if (e->qpn_known) convs_by_end[EndKey{e->addr, e->qpn}].push_back(v.id);
     convs.push_back(std::move(v));
+  }
+
+  /// learn() for a conversation's end, keeping convs_by_end up to date.
+  void learn_end(std::uint32_t id, Endpoint& e, std::optional<std::uint32_t> qpn) {
+    if (e.qpn_known || !qpn) return;
+    learn(e, qpn);
+    convs_by_end[EndKey{e.addr, e.qpn}].push_back(id);
   }
 
   // ---- requester side ---------------------------------------------------
@@ -866,7 +1012,7 @@ struct Analyzer::Impl {
     if (c.conv == 0) return;
     Conversation& v = convs[c.conv - 1];
     for (Endpoint* ep : {&v.a, &v.b}) {
-      if (ep->addr == c.req_addr && !ep->qpn_known) learn(*ep, c.req_qpn);
+      if (ep->addr == c.req_addr && !ep->qpn_known) learn_end(v.id, *ep, c.req_qpn);
     }
   }
 
@@ -877,6 +1023,12 @@ struct Analyzer::Impl {
     stats.bytes += rec.captured_length;
     if (stats.frames == 1) stats.first_ns = rec.time_ns;
     stats.last_ns = rec.time_ns;
+    latest_ns = std::max(latest_ns, rec.time_ns);
+    note_spacing(rec);
+    if (rec.pause) {
+      on_pause(rec);
+      return;
+    }
     if (!rec.is_roce()) {
       if (rec.malformed())
         ++stats.malformed;
@@ -922,9 +1074,9 @@ struct Analyzer::Impl {
       const HalfKey key{*src, *dst, bth.dest_qp, true};
       if (auto it = halves.find(key); it != halves.end()) {
         Channel& c = *channels[it->second];
-        ++c.s.cnps;
         rec.conversation = c.conv;
         note_packet(c, rec);
+        on_cnp(c, rec);
       }
       return;
     }
@@ -944,10 +1096,187 @@ struct Analyzer::Impl {
     rec.conversation = c.conv;
     note_packet(c, rec);
     if (rec.icrc && !rec.icrc->ok()) ++c.s.icrc_errors;
-    if (response)
+    if (response) {
       on_response(c, rec);
-    else
+    } else {
       on_request(c, rec);
+      note_rate(c, rec, ce);
+    }
+  }
+
+  // ---- congestion -----------------------------------------------------------
+
+  /// A request: its bytes go into the rate series, the window before the
+  /// next CNP and the windows after the recent ones; a CE mark waits for the
+  /// CNP that answers it.
+  void note_rate(Channel& c, const PacketRecord& rec, bool ce) {
+    const std::int64_t t = rec.time_ns;
+    const std::int64_t w = opt.rate_window_ns;
+    const auto n = static_cast<std::uint32_t>(rec.original_length);
+    if (ce) {
+      if (c.s.ecn_ce++ == 0) c.first_ce_frame = rec.frame;
+      if (c.pending_ce_ns < 0) c.pending_ce_ns = t;
+    }
+    c.rate.add(t, n, w);
+    close_cnp_windows(c, t);
+    for (CnpWindow& cw : c.cnp_windows) cw.after_bytes += n;
+    c.recent.emplace_back(t, n);
+    c.recent_bytes += n;
+    forget_before(c, t - w);
+  }
+
+  static void forget_before(Channel& c, std::int64_t t) {
+    while (!c.recent.empty() && c.recent.front().first < t) {
+      c.recent_bytes -= c.recent.front().second;
+      c.recent.pop_front();
+    }
+  }
+
+  /// Ends the "after" windows that closed by time t.
+  void close_cnp_windows(Channel& c, std::int64_t t) {
+    while (!c.cnp_windows.empty() && c.cnp_windows.front().start_ns + opt.rate_window_ns <= t) {
+      const CnpWindow& cw = c.cnp_windows.front();
+      c.rate_before.add(static_cast<std::int64_t>(cw.before_bytes));
+      c.rate_after.add(static_cast<std::int64_t>(cw.after_bytes));
+      c.cnp_windows.pop_front();
+    }
+  }
+
+  void on_cnp(Channel& c, const PacketRecord& rec) {
+    const std::int64_t t = rec.time_ns;
+    if (c.s.cnps++ == 0) c.first_cnp_frame = rec.frame;
+    if (c.last_cnp_ns >= 0) c.cnp_gaps.add(t - c.last_cnp_ns);
+    c.last_cnp_ns = t;
+    if (c.pending_ce_ns >= 0) {
+      c.ce_to_cnp.add(t - c.pending_ce_ns);
+      c.pending_ce_ns = -1;
+    }
+    // The rate before: only when the capture holds the whole window.
+    close_cnp_windows(c, t);
+    const std::int64_t w = opt.rate_window_ns;
+    if (c.s.request_packets > 0 && c.s.first_ns <= t - w) {
+      forget_before(c, t - w);
+      constexpr std::size_t kMaxOpenWindows = 64;
+      if (c.cnp_windows.size() < kMaxOpenWindows)
+        c.cnp_windows.push_back(CnpWindow{t, c.recent_bytes, 0});
+    }
+  }
+
+  // ---- pause frames ---------------------------------------------------------
+
+  /// The closest spacing of two consecutive frames gives the line rate when
+  /// they were sent back to back: (bytes + 24) * 8 bits in the gap, 24 for
+  /// the FCS (not captured), preamble, start delimiter and inter-frame gap.
+  void note_spacing(const PacketRecord& rec) {
+    if (stats.link_speed_source != CaptureStats::SpeedSource::None) return;
+    if (prev_frame_ns >= 0 && rec.time_ns > prev_frame_ns) {
+      const std::size_t len = std::min(prev_frame_len, rec.original_length);
+      const double bps = static_cast<double>((len + 24) * 8) * 1e9 /
+                         static_cast<double>(rec.time_ns - prev_frame_ns);
+      fastest_bps = std::max(fastest_bps, bps);
+    }
+    prev_frame_ns = rec.time_ns;
+    prev_frame_len = rec.original_length;
+  }
+
+  /// The speed pause quanta are converted at, fixed at the first pause frame.
+  std::uint64_t link_speed() {
+    if (stats.link_speed_source != CaptureStats::SpeedSource::None) return stats.link_speed_bps;
+    if (opt.link_speed_bps != 0) {
+      stats.link_speed_bps = opt.link_speed_bps;
+      stats.link_speed_source = CaptureStats::SpeedSource::Given;
+    } else if (fastest_bps > 0) {
+      // The Ethernet speed nearest (by ratio) to the fastest spacing seen.
+      constexpr std::array<std::uint64_t, 9> kSpeedsG{1, 10, 25, 40, 50, 100, 200, 400, 800};
+      std::uint64_t best = kSpeedsG[0];
+      for (std::uint64_t g : kSpeedsG) {
+        const double r = fastest_bps / (static_cast<double>(g) * 1e9);
+        const double rb = fastest_bps / (static_cast<double>(best) * 1e9);
+        if (std::abs(std::log(r)) < std::abs(std::log(rb))) best = g;
+      }
+      stats.link_speed_bps = best * 1'000'000'000ULL;
+      stats.link_speed_source = CaptureStats::SpeedSource::Inferred;
+    } else {
+      stats.link_speed_bps = 100'000'000'000ULL;
+      stats.link_speed_source = CaptureStats::SpeedSource::Assumed;
+    }
+    return stats.link_speed_bps;
+  }
+
+  PauseState& pause_state(const wire::MacAddress& mac, std::uint8_t prio) {
+    std::uint64_t key = 0;
+    for (std::uint8_t b : mac) key = (key << 8) | b;
+    auto [it, added] = pause_index.try_emplace({key, prio}, pauses.size());
+    if (added) {
+      PauseState st;
+      st.s.src = mac;
+      if (prio < wire::kPriorities) st.s.priority = prio;
+      pauses.push_back(st);
+    }
+    return pauses[it->second];
+  }
+
+  /// Ends a paused interval at `end`; a long one is a storm.
+  void end_pause(PauseState& st, std::int64_t end, bool at_capture_end) {
+    const std::int64_t len = std::max<std::int64_t>(end - st.start_ns, 0);
+    st.s.paused_ns += len;
+    st.s.longest_pause_ns = std::max(st.s.longest_pause_ns, len);
+    st.paused = false;
+    if (len <= opt.pfc_storm_ns) return;
+    ++st.s.storms;
+    if (pause_events.size() >= kMaxPauseEvents) return;
+    Event e{EventType::PfcStorm, st.start_frame};
+    e.value = mac_value(st.s.src);
+    e.code = st.s.priority.value_or(static_cast<std::uint8_t>(wire::kPriorities));
+    e.delta_ns = len;
+    e.count = at_capture_end ? 1 : 0;
+    e.psn = static_cast<std::uint32_t>(
+        std::min<std::int64_t>(opt.pfc_storm_ns / 1000, std::numeric_limits<std::uint32_t>::max()));
+    pause_events.push_back(e);
+  }
+
+  static std::uint64_t mac_value(const wire::MacAddress& mac) {
+    std::uint64_t v = 0;
+    for (std::uint8_t b : mac) v = (v << 8) | b;
+    return v;
+  }
+
+  void on_pause(PacketRecord& rec) {
+    ++stats.other;
+    ++stats.pause_frames;
+    const wire::PauseFrame& f = *rec.pause;
+    const std::int64_t t = rec.time_ns;
+    const std::uint64_t speed = link_speed();
+    std::uint16_t longest = 0;
+    for (std::size_t p = 0; p < wire::kPriorities; ++p) {
+      if (!f.enabled(p)) continue;
+      const std::uint16_t q = f.quanta[p];
+      longest = std::max(longest, q);
+      PauseState& st = pause_state(f.src, f.pfc() ? static_cast<std::uint8_t>(p)
+                                                  : static_cast<std::uint8_t>(wire::kPriorities));
+      ++st.s.frames;
+      if (st.paused && st.expiry_ns <= t) end_pause(st, st.expiry_ns, false);
+      if (q == 0) {
+        ++st.s.xon_frames;
+        if (st.paused) end_pause(st, t, false);
+      } else {
+        if (!st.paused) {
+          st.paused = true;
+          st.start_ns = t;
+          st.start_frame = rec.frame;
+        }
+        st.expiry_ns = t + wire::pause_quanta_ns(q, speed);
+      }
+      if (!f.pfc()) break;  // 802.3x: one state for the whole link
+    }
+    Event e{EventType::PfcPause, rec.frame};
+    e.value = mac_value(f.src);
+    e.code = static_cast<std::uint8_t>(f.class_enable & 0xFF);
+    e.count = longest;
+    e.delta_ns = wire::pause_quanta_ns(longest, speed);
+    e.psn = static_cast<std::uint32_t>(speed / 1'000'000);  // Mb/s
+    e.psn_begin = f.opcode;
+    rec.events.push_back(e);
   }
 
   void note_packet(Channel& c, const PacketRecord& rec) {
@@ -960,18 +1289,32 @@ struct Analyzer::Impl {
 
   std::vector<Event> finish() {
     std::vector<Event> events;
+    for (PauseState& st : pauses) {
+      if (!st.paused) continue;
+      st.s.paused_at_end = st.expiry_ns > latest_ns;
+      end_pause(st, std::min(st.expiry_ns, latest_ns), st.s.paused_at_end);
+    }
+    events.insert(events.end(), pause_events.begin(), pause_events.end());
+    for (auto& cp : channels) congestion_findings(*cp, events);
     for (auto& cp : channels) {
       Channel& c = *cp;
       if (!c.started || c.out.empty()) continue;
       if (c.last_req_was_timeout_retry && c.chain_active && c.last_rsp_ns <= c.last_req_ns) {
         // The last thing the requester did was a timeout retry, and nothing
-        // answered: with retry_cnt = N the requester sends 1 + N times and
-        // then completes the WR with IBV_WC_RETRY_EXC_ERR (9.7.6.1.3).
-        Event e{EventType::RetryExhausted, c.last_req_frame, 0, c.chain_psn};
+        // answered. With retry_cnt = N the requester sends 1 + N times and
+        // then completes the WR with IBV_WC_RETRY_EXC_ERR (9.7.6.1.3) -- but
+        // only a capture that goes on for a whole timeout after the last
+        // retry shows that no further retry came. One that ends sooner shows
+        // a requester still retrying, and more than 7 retries (retry_cnt's
+        // largest value) is one retrying without a limit.
+        const std::int64_t timeout = c.timeout_gaps.median();
+        const bool ended_early = timeout < 0 || latest_ns - c.last_req_ns < timeout;
+        Event e{ended_early ? EventType::StillRetrying : EventType::RetryExhausted,
+                c.last_req_frame, 0, c.chain_psn};
         e.count = c.chain_count;
         e.conversation = c.conv;
         events.push_back(e);
-        c.s.retry_exhausted = true;
+        (ended_early ? c.s.still_retrying : c.s.retry_exhausted) = true;
         continue;
       }
       // Without any response in the capture (UC, or one direction captured)
@@ -987,6 +1330,51 @@ struct Analyzer::Impl {
     return events;
   }
 
+  /// What the CE marks, CNPs and rates of a channel say, in words.
+  void congestion_findings(Channel& c, std::vector<Event>& events) {
+    // "After" windows the capture holds to their end count; later ones not.
+    close_cnp_windows(c, latest_ns);
+    if (c.s.ecn_ce > 0 && c.s.cnps == 0 && c.has_rsp_half) {
+      Event e{EventType::CeWithoutCnp, c.first_ce_frame};
+      e.count = static_cast<std::uint32_t>(std::min<std::uint64_t>(c.s.ecn_ce, UINT32_MAX));
+      e.value = c.req_qpn.value_or(0);
+      e.conversation = c.conv;
+      events.push_back(e);
+    }
+    const std::int64_t gap_median = c.cnp_gaps.median();
+    if (c.s.cnps >= 3 && c.s.ecn_ce > c.s.cnps && gap_median > 0) {
+      Event e{EventType::CnpPaced, c.first_cnp_frame};
+      e.delta_ns = gap_median;
+      e.value = static_cast<std::uint64_t>(min_of(c.cnp_gaps));
+      e.count = static_cast<std::uint32_t>(std::min<std::uint64_t>(c.s.ecn_ce, UINT32_MAX));
+      e.psn = c.req_qpn.value_or(0);
+      e.conversation = c.conv;
+      events.push_back(e);
+    }
+    const std::int64_t before = c.rate_before.median(), after = c.rate_after.median();
+    if (before > 0 && after >= before) {
+      Event e{EventType::CnpNoSlowdown, c.first_cnp_frame};
+      e.count = static_cast<std::uint32_t>(c.rate_before.seen);
+      e.value = (static_cast<std::uint64_t>(rate_of(before)) << 32) |
+                static_cast<std::uint32_t>(rate_of(after));
+      e.delta_ns = opt.rate_window_ns;
+      e.conversation = c.conv;
+      events.push_back(e);
+    }
+  }
+
+  /// Bytes in one rate window as Mb/s (what the finding's text shows).
+  [[nodiscard]] std::uint32_t rate_of(std::int64_t bytes) const {
+    const double mbps = static_cast<double>(bytes) * 8.0 * 1e3 /
+                        static_cast<double>(std::max<std::int64_t>(opt.rate_window_ns, 1));
+    return static_cast<std::uint32_t>(std::min(std::round(mbps), 4.0e9));
+  }
+
+  template <std::size_t kMax>
+  static std::int64_t min_of(const Samples<kMax>& s) {
+    return s.v.empty() ? -1 : *std::min_element(s.v.begin(), s.v.end());
+  }
+
   ChannelSummary summarize(const Channel& c) const {
     ChannelSummary s = c.s;
     s.requester = make_endpoint(c.req_addr, c.req_qpn);
@@ -996,6 +1384,18 @@ struct Analyzer::Impl {
     if (s.timeout_gap_ns > 0)
       s.timeout_exponent = wire::ack_timeout_exponent(static_cast<double>(s.timeout_gap_ns) * 1e-9);
     s.rnr_wait_ns = c.rnr_waits.median();
+    s.cnp_interval_min_ns = min_of(c.cnp_gaps);
+    s.cnp_interval_median_ns = c.cnp_gaps.median();
+    s.ce_to_cnp_median_ns = c.ce_to_cnp.median();
+    s.rate_window_ns = opt.rate_window_ns;
+    s.rate_cnps = c.rate_before.seen;
+    if (s.rate_cnps > 0) {
+      const double per_s = 1e9 / static_cast<double>(opt.rate_window_ns);
+      s.rate_before_cnp_bps = static_cast<double>(c.rate_before.median()) * 8.0 * per_s;
+      s.rate_after_cnp_bps = static_cast<double>(c.rate_after.median()) * 8.0 * per_s;
+    }
+    s.rate_bin_ns = c.rate.bin_ns;
+    s.rate_bytes = c.rate.bytes;
     const std::int64_t span = s.last_ns - s.first_ns;
     if (span > 0)
       s.goodput_bps = static_cast<double>(s.unique_payload_bytes) * 1e9 / static_cast<double>(span);
@@ -1021,6 +1421,9 @@ std::vector<Event> Analyzer::finish() {
 const CaptureStats& Analyzer::stats() const noexcept {
   return impl_->stats;
 }
+const AnalyzerOptions& Analyzer::options() const noexcept {
+  return impl_->opt;
+}
 
 std::vector<ConversationSummary> Analyzer::summaries() const {
   std::vector<ConversationSummary> out;
@@ -1037,6 +1440,13 @@ std::vector<ConversationSummary> Analyzer::summaries() const {
       s.channels.push_back(impl_->summarize(*impl_->channels[idx]));
     out.push_back(std::move(s));
   }
+  return out;
+}
+
+std::vector<PfcSummary> Analyzer::pfc() const {
+  std::vector<PfcSummary> out;
+  out.reserve(impl_->pauses.size());
+  for (const auto& st : impl_->pauses) out.push_back(st.s);
   return out;
 }
 

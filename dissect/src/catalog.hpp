@@ -320,6 +320,101 @@ inline constexpr std::array kCatalog{
     // ---- ladder ----
     Message{"lad.time", "time", "时间"},
     Message{"lad.truncated", "({} more rows not drawn)", "（还有 {} 行未画出）"},
+    // ---- congestion and flow control (CE, CNP, PFC) ----
+    Message{"ev.ce_without_cnp",
+            "{0} CE-marked request(s) and no CNP back to QP 0x{1:06x}: the receiver's NIC has "
+            "ECN notification (DCQCN's notification point) off, or its CNPs take a path this "
+            "capture does not see",
+            "{0} 个请求带有 CE 标记，却没有 CNP 发回 QP 0x{1:06x}：接收端网卡关闭了 ECN "
+            "通知（DCQCN 的通知点），或者它的 CNP 走了本次抓包看不到的路径"},
+    Message{"ex.ce_without_cnp", "CE marks but no CNP", "有 CE 标记但没有 CNP"},
+    Message{"ev.cnp_paced",
+            "CNPs to QP 0x{0:06x} paced at ~{1} (median gap; smallest {2}) while {3} CE-marked "
+            "requests arrived: the receiver's NIC sends at most one CNP per QP per interval",
+            "发往 QP 0x{0:06x} 的 CNP 间隔约 {1}（中位数；最小 {2}），而期间到达了 {3} 个带 CE "
+            "标记的请求：接收端网卡对每个 QP 在一个间隔内最多发送一个 CNP"},
+    Message{"ex.cnp_paced", "CNPs paced per QP", "CNP 按 QP 限速发送"},
+    Message{"ev.cnp_no_slowdown",
+            "after {0} CNP(s) the sender's rate did not fall: {2} in the {1} before a CNP, {3} in "
+            "the {1} after (medians): the sender's NIC does not act on CNPs (DCQCN's reaction "
+            "point off), or something else held the sender below the rate a CNP cuts to",
+            "收到 {0} 个 CNP 后发送端速率没有下降：CNP 之前 {1} 内为 {2}，之后 {1} 内为 {3}"
+            "（中位数）：发送端网卡不响应 CNP（DCQCN 的反应点关闭），或者发送端本来就被别的因素"
+            "限制在 CNP 所降到的速率以下"},
+    Message{"ex.cnp_no_slowdown", "Rate did not fall after CNPs", "收到 CNP 后速率没有下降"},
+    Message{"ev.pfc_pause", "PFC pause from {0}: priority {1} for {2} quanta = {3} at {4} Gb/s",
+            "来自 {0} 的 PFC 暂停帧：优先级 {1} 暂停 {2} 个时间单位（quanta）= {3}（按 {4} Gb/s "
+            "计算）"},
+    Message{"ev.pfc_xon", "PFC XON from {0}: priority {1} may send again",
+            "来自 {0} 的 PFC XON：优先级 {1} 可以恢复发送"},
+    Message{"ev.pause_link",
+            "802.3x PAUSE from {0}: the whole link for {1} quanta = {2} at {3} Gb/s",
+            "来自 {0} 的 802.3x PAUSE：整条链路暂停 {1} 个时间单位（quanta）= {2}（按 {3} Gb/s "
+            "计算）"},
+    Message{"ev.pause_xon", "802.3x PAUSE from {0} with time 0: the whole link may send again",
+            "来自 {0} 的 802.3x PAUSE，时间为 0：整条链路可以恢复发送"},
+    Message{"ex.pfc_pause", "Pause frame", "暂停帧"},
+    Message{"ev.pfc_storm",
+            "{0} from {1} paused without a break for {2}, longer than --pfc-storm-ms ({3}): a PFC "
+            "storm (a receiver that stopped draining its queue keeps pausing its link partner, and "
+            "the pause spreads upstream)",
+            "来自 {1} 的{0}连续暂停了 {2}，超过 --pfc-storm-ms（{3}）：PFC 风暴（接收端不再排空"
+            "队列，持续让对端暂停，暂停会逐跳向上游扩散）"},
+    Message{"ev.pfc_storm_end",
+            "{0} from {1} paused without a break for {2} and still paused when the capture ended, "
+            "longer than --pfc-storm-ms ({3}): a PFC storm (a receiver that stopped draining its "
+            "queue keeps pausing its link partner, and the pause spreads upstream)",
+            "来自 {1} 的{0}连续暂停了 {2}，抓包结束时仍在暂停，超过 --pfc-storm-ms（{3}）：PFC "
+            "风暴（接收端不再排空队列，持续让对端暂停，暂停会逐跳向上游扩散）"},
+    Message{"ex.pfc_storm", "PFC storm", "PFC 风暴"},
+    // ---- end of capture while retrying ----
+    Message{"ev.still_retrying",
+            "PSN 0x{0:06x} unacknowledged after {1} timeout retries, and the capture ended before "
+            "the next retry was due: still retrying when the capture ended (if retry_cnt = {1}, "
+            "the requester gives up one timeout later with IBV_WC_RETRY_EXC_ERR; the capture "
+            "cannot tell)",
+            "PSN 0x{0:06x} 经过 {1} 次超时重传仍未被确认，且抓包在下一次重传到期之前就结束了："
+            "抓包结束时仍在重传（如果 retry_cnt = {1}，请求端会在又一个超时之后以 "
+            "IBV_WC_RETRY_EXC_ERR 放弃；抓包无法区分这两种情况）"},
+    Message{
+        "ev.retry_unlimited",
+        "PSN 0x{0:06x} unacknowledged after {1} timeout retries, more than any retry_cnt allows "
+        "(at most 7): retrying without a limit (retry_cnt = 7 on Soft-RoCE retries forever), "
+        "still retrying when the capture ended",
+        "PSN 0x{0:06x} 经过 {1} 次超时重传仍未被确认，超过了 retry_cnt 允许的上限（最大 7）："
+        "在无限重传（Soft-RoCE 上 retry_cnt = 7 表示永远重传），抓包结束时仍在重传"},
+    Message{
+        "ev.retry_stopped",
+        "PSN 0x{0:06x} unacknowledged after {1} timeout retries, then nothing more was sent: more "
+        "retries than any retry_cnt allows (at most 7), so not a retry count running out; the "
+        "QP was more likely reset or destroyed",
+        "PSN 0x{0:06x} 经过 {1} 次超时重传仍未被确认，之后再无发送：重传次数超过了 retry_cnt "
+        "允许的上限（最大 7），因此不是重试次数耗尽，更可能是 QP 被重置或销毁"},
+    Message{"ex.still_retrying", "Still retrying at the end of the capture", "抓包结束时仍在重传"},
+    Message{"sum.still_retrying", "    the requester was still retrying when the capture ended",
+            "    抓包结束时请求端仍在重传"},
+    Message{"word.priority", "priority {}", "优先级 {}"},
+    Message{"word.whole_link", "the whole link (802.3x)", "整条链路（802.3x）"},
+    Message{"sum.congestion",
+            "    congestion: {0} CE-marked request(s); {1} CNP(s), gap min {2}, median {3}; CE → "
+            "CNP median {4}",
+            "    拥塞：{0} 个带 CE 标记的请求；{1} 个 CNP，间隔最小 {2}，中位数 {3}；CE → CNP "
+            "延迟中位数 {4}"},
+    Message{"sum.rate_cnp",
+            "    requester's rate around a CNP ({0} windows, median of {1} CNP(s)): {2} before, "
+            "{3} after",
+            "    CNP 前后请求端的速率（{0} 窗口，{1} 个 CNP 的中位数）：之前 {2}，之后 {3}"},
+    Message{"sum.pfc_head", "\nPause frames: {0} (times at {1} Gb/s, {2})",
+            "\n暂停帧：{0} 个（时间按 {1} Gb/s 计算，{2}）"},
+    Message{"sum.speed_given", "given by --link-speed", "由 --link-speed 指定"},
+    Message{"sum.speed_inferred", "inferred from the closest spacing of two frames",
+            "由两帧之间的最小间隔推断"},
+    Message{"sum.speed_assumed", "assumed: no two frames to infer it from",
+            "假定值：没有可用来推断的相邻两帧"},
+    Message{"sum.pfc", "  {0} {1}: {2} frame(s) ({3} XON), paused {4} in total, longest {5}",
+            "  {0} {1}：{2} 个帧（{3} 个 XON），共暂停 {4}，最长一次 {5}"},
+    Message{"sum.pfc_storms", "; {} storm(s)", "；{} 次风暴"},
+    Message{"sum.pfc_at_end", "; still paused when the capture ended", "；抓包结束时仍在暂停"},
 };
 
 consteval const Message& M(std::string_view key) {

@@ -6,6 +6,7 @@
 #include "format.hpp"
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/describe.hpp"
+#include "rdmalab/wire/pause.hpp"
 #include "rdmalab/wire/timers.hpp"
 
 namespace rdmalab::dissect {
@@ -19,6 +20,28 @@ std::span<const i18n::Message> catalog() noexcept {
 namespace {
 
 using G = ExpertGroup;
+
+// retry_cnt and rnr_retry are 3-bit fields (IBTA 9.7.6.1.3, 9.7.5.2.8; the
+// CM REQ carries them in 3 bits): no requester is limited to more than 7.
+constexpr std::uint32_t kMaxRetryCount = 7;
+
+std::string mac_string(std::uint64_t v) {
+  wire::MacAddress m{};
+  for (std::size_t i = 0; i < m.size(); ++i)
+    m[m.size() - 1 - i] = static_cast<std::uint8_t>(v >> (8 * i));
+  return wire::mac_to_string(m);
+}
+
+/// "3" or "3, 4" for a priority-enable vector.
+std::string priority_list(std::uint8_t vector) {
+  std::string s;
+  for (unsigned p = 0; p < 8; ++p) {
+    if (((vector >> p) & 1U) == 0) continue;
+    if (!s.empty()) s += ", ";
+    s += static_cast<char>('0' + p);
+  }
+  return s;
+}
 using S = Severity;
 using T = EventType;
 
@@ -58,12 +81,21 @@ constexpr std::array<EventInfo, kEventTypes> kEvents{{
      &M("ex.unmatched_response"), &M("ev.unmatched")},
     {T::RetryExhausted, "retry_exhausted", S::Error, G::Sequence, &M("ex.retry_exhausted"),
      &M("ev.retry_exhausted")},
+    {T::StillRetrying, "still_retrying", S::Warning, G::Sequence, &M("ex.still_retrying"),
+     &M("ev.still_retrying")},
     {T::Unacknowledged, "unacknowledged", S::Warning, G::Sequence, &M("ex.unacknowledged"),
      &M("ev.unacked")},
     {T::Cnp, "cnp", S::Notice, G::Protocol, &M("ex.cnp"), &M("ev.cnp")},
     {T::EcnMarked, "ecn_ce", S::Notice, G::Protocol, &M("ex.ecn_ce"), &M("ev.ecn")},
     {T::CmHandshake, "cm", S::Info, G::None, nullptr, &M("cm.other")},
     {T::CmLinked, "cm_linked", S::Info, G::None, nullptr, &M("cm.linked")},
+    {T::CeWithoutCnp, "ce_without_cnp", S::Warning, G::Protocol, &M("ex.ce_without_cnp"),
+     &M("ev.ce_without_cnp")},
+    {T::CnpPaced, "cnp_paced", S::Notice, G::Protocol, &M("ex.cnp_paced"), &M("ev.cnp_paced")},
+    {T::CnpNoSlowdown, "cnp_no_slowdown", S::Warning, G::Protocol, &M("ex.cnp_no_slowdown"),
+     &M("ev.cnp_no_slowdown")},
+    {T::PfcPause, "pfc_pause", S::Notice, G::Sequence, &M("ex.pfc_pause"), &M("ev.pfc_pause")},
+    {T::PfcStorm, "pfc_storm", S::Error, G::Sequence, &M("ex.pfc_storm"), &M("ev.pfc_storm")},
     {T::LengthMismatch, "length_mismatch", S::Warning, G::Protocol, &M("ex.length_mismatch"),
      &M("ev.length")},
     {T::IcrcMismatch, "icrc_mismatch", S::Error, G::Checksum, &M("ex.icrc_mismatch"),
@@ -165,7 +197,14 @@ std::string describe(const Event& e) {
     case EventType::DuplicateRequest: return i18n::tr(text, e.psn);
     case EventType::DuplicateAck: return i18n::tr(text, e.related_frame);
     case EventType::UnmatchedResponse: return i18n::tr(text);
-    case EventType::RetryExhausted: return i18n::tr(text, e.psn, e.count);
+    case EventType::RetryExhausted:
+      // retry_cnt is 3 bits (at most 7): a requester seen stopping after more
+      // retries than that did not run out of a retry count.
+      if (e.count > kMaxRetryCount) return i18n::tr(M("ev.retry_stopped"), e.psn, e.count);
+      return i18n::tr(text, e.psn, e.count);
+    case EventType::StillRetrying:
+      if (e.count > kMaxRetryCount) return i18n::tr(M("ev.retry_unlimited"), e.psn, e.count);
+      return i18n::tr(text, e.psn, e.count);
     case EventType::Unacknowledged: return i18n::tr(text, e.psn_begin, e.psn, e.count);
     case EventType::Cnp: return i18n::tr(text, e.value);
     case EventType::EcnMarked: return i18n::tr(text);
@@ -198,6 +237,32 @@ std::string describe(const Event& e) {
     case EventType::CmLinked:
       if (e.value == e.psn) return i18n::tr(text, e.related_frame, e.psn);
       return i18n::tr(M("cm.linked_bad"), e.related_frame, e.psn, e.value);
+    case EventType::CeWithoutCnp: return i18n::tr(text, e.count, e.value);
+    case EventType::CnpPaced:
+      return i18n::tr(text, e.psn, format_duration(e.delta_ns),
+                      format_duration(static_cast<std::int64_t>(e.value)), e.count);
+    case EventType::CnpNoSlowdown:
+      return i18n::tr(text, e.count, format_duration(e.delta_ns),
+                      detail::format_rate(static_cast<double>(e.value >> 32) * 1e6 / 8),
+                      detail::format_rate(static_cast<double>(e.value & 0xFFFFFFFFU) * 1e6 / 8));
+    case EventType::PfcPause: {
+      const std::string mac = mac_string(e.value);
+      const std::string prios = priority_list(e.code);
+      if (e.psn_begin == wire::kPauseOpcode) {
+        if (e.count == 0) return i18n::tr(M("ev.pause_xon"), mac);
+        return i18n::tr(M("ev.pause_link"), mac, e.count, format_duration(e.delta_ns),
+                        e.psn / 1000);
+      }
+      if (e.count == 0) return i18n::tr(M("ev.pfc_xon"), mac, prios);
+      return i18n::tr(text, mac, prios, e.count, format_duration(e.delta_ns), e.psn / 1000);
+    }
+    case EventType::PfcStorm: {
+      const std::string who = e.code < wire::kPriorities ? i18n::tr(M("word.priority"), e.code)
+                                                         : i18n::tr(M("word.whole_link"));
+      return i18n::tr(e.count != 0 ? M("ev.pfc_storm_end") : text, who, mac_string(e.value),
+                      format_duration(e.delta_ns),
+                      format_duration(static_cast<std::int64_t>(e.psn) * 1000));
+    }
   }
   return {};
 }

@@ -28,6 +28,9 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
   rec.op = nullptr;
   rec.icrc.reset();
   rec.cm.reset();
+  rec.pause.reset();
+  if (rec.decoded.eth && rec.decoded.eth->ethertype == wire::kEthMacControl)
+    rec.pause = wire::decode_pause(captured, link);
   if (!rec.decoded.is_roce() || !rec.has_bth()) {
     if (rec.malformed()) {
       const wire::DecodeError& err = *rec.decoded.error;

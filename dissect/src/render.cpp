@@ -128,6 +128,8 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
                rec.original_length));
   if (!f.is_roce()) {
     if (f.error) put(out, "  {}\n", i18n::tr(M("dec.error"), wire::describe(*f.error)));
+    for (const Event& e : rec.events)
+      put(out, "  [{}] {}\n", severity_label(severity(e.type)), describe(e));
     return;
   }
   if (f.eth && f.eth->vlan_count > 0)
@@ -280,7 +282,9 @@ void render_event_json(const Event& e, std::string& out) {
   // Packet-level problems keep other facts in the PSN fields (see
   // decode_record): no PSN is shown for them.
   if (e.type != EventType::Malformed && e.type != EventType::UnknownOpcode &&
-      e.type != EventType::IcrcMismatch)
+      e.type != EventType::IcrcMismatch && e.type != EventType::PfcPause &&
+      e.type != EventType::PfcStorm && e.type != EventType::CeWithoutCnp &&
+      e.type != EventType::CnpNoSlowdown && e.type != EventType::CnpPaced)
     put(out, ",\"psn\":{}", e.psn);
   switch (e.type) {
     case EventType::AckMatched:
@@ -290,13 +294,20 @@ void render_event_json(const Event& e, std::string& out) {
       put(out, ",\"psn_first\":{},\"count\":{}", e.psn_begin, e.count);
       break;
     case EventType::Timeout: put(out, ",\"timeout\":{},\"retry\":{}", e.code, e.count); break;
-    case EventType::RetryExhausted: put(out, ",\"retries\":{}", e.count); break;
+    case EventType::RetryExhausted:
+    case EventType::StillRetrying: put(out, ",\"retries\":{}", e.count); break;
     case EventType::RnrNak:
     case EventType::RnrRetry: put(out, ",\"rnr_timer\":{}", e.code); break;
     case EventType::NakFatal: put(out, ",\"nak_code\":{}", e.code); break;
     case EventType::Retransmission: put(out, ",\"cause\":\"{}\"", cause_name(e.cause)); break;
     case EventType::AtomicMatched: put(out, ",\"orig\":{}", e.value); break;
     case EventType::OutOfOrder: put(out, ",\"tolerated\":{}", e.code != 0); break;
+    case EventType::PfcPause:
+      put(out, ",\"class_enable\":{},\"quanta\":{}", e.code, e.count);
+      break;
+    case EventType::PfcStorm:
+      if (e.code < wire::kPriorities) put(out, ",\"priority\":{}", e.code);
+      break;
     default: break;
   }
   if (e.delta_ns >= 0) put(out, ",\"delta_ns\":{}", e.delta_ns);
@@ -317,6 +328,12 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
       detail::format_seconds(rec.time_ns), addr_or_dash(f.src_address()),
       addr_or_dash(f.dst_address()), f.roce == wire::RoceVersion::V1 ? "v1" : "v2");
   if (f.udp) put(out, ",\"udp_sport\":{}", f.udp->src_port);
+  // The IP ECN field (RFC 3168): 0 not ECN-capable, 1 and 2 ECN-capable,
+  // 3 Congestion Experienced.
+  if (f.ipv4)
+    put(out, ",\"ecn\":{}", f.ipv4->tos & 3);
+  else if (f.ipv6)
+    put(out, ",\"ecn\":{}", f.ipv6->traffic_class & 3);
   if (rec.has_bth()) {
     const wire::IbPacket& ib = *f.ib;
     const wire::Bth& b = ib.bth;
@@ -372,8 +389,67 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
   out += "]}\n";
 }
 
+void render_pause_json(const PacketRecord& rec, std::string& out) {
+  const wire::PauseFrame& p = *rec.pause;
+  put(out, "{{\"frame\":{},\"time\":{},\"src_mac\":\"{}\",\"dst_mac\":\"{}\"", rec.frame,
+      detail::format_seconds(rec.time_ns), wire::mac_to_string(p.src), wire::mac_to_string(p.dst));
+  put(out, ",\"pause\":{{\"opcode\":{},\"class_enable\":{},\"quanta\":[", p.opcode, p.class_enable);
+  const std::size_t n = p.pfc() ? wire::kPriorities : 1;
+  for (std::size_t i = 0; i < n; ++i) put(out, "{}{}", i ? "," : "", p.quanta[i]);
+  out += "]}";
+  out += ",\"events\":[";
+  for (std::size_t i = 0; i < rec.events.size(); ++i) {
+    if (i) out.push_back(',');
+    render_event_json(rec.events[i], out);
+  }
+  out += "]}\n";
+}
+
+namespace {
+
+std::string pfc_who(const PfcSummary& p) {
+  return p.priority ? i18n::tr(M("word.priority"), *p.priority) : i18n::tr(M("word.whole_link"));
+}
+
+std::string speed_source(CaptureStats::SpeedSource s) {
+  switch (s) {
+    case CaptureStats::SpeedSource::Given: return i18n::tr(M("sum.speed_given"));
+    case CaptureStats::SpeedSource::Inferred: return i18n::tr(M("sum.speed_inferred"));
+    case CaptureStats::SpeedSource::Assumed:
+    case CaptureStats::SpeedSource::None: break;
+  }
+  return i18n::tr(M("sum.speed_assumed"));
+}
+
+std::string_view speed_source_name(CaptureStats::SpeedSource s) {
+  switch (s) {
+    case CaptureStats::SpeedSource::Given: return "given";
+    case CaptureStats::SpeedSource::Inferred: return "inferred";
+    case CaptureStats::SpeedSource::Assumed: return "assumed";
+    case CaptureStats::SpeedSource::None: break;
+  }
+  return "none";
+}
+
+void render_pfc_text(const CaptureStats& st, std::span<const PfcSummary> pfc, std::string& out) {
+  if (pfc.empty()) return;
+  put(out, "{}\n",
+      i18n::tr(M("sum.pfc_head"), st.pause_frames, st.link_speed_bps / 1'000'000'000,
+               speed_source(st.link_speed_source)));
+  for (const PfcSummary& p : pfc) {
+    out +=
+        i18n::tr(M("sum.pfc"), wire::mac_to_string(p.src), pfc_who(p), p.frames, p.xon_frames,
+                 detail::format_duration(p.paused_ns), detail::format_duration(p.longest_pause_ns));
+    if (p.storms) out += i18n::tr(M("sum.pfc_storms"), p.storms);
+    if (p.paused_at_end) out += i18n::tr(M("sum.pfc_at_end"));
+    out.push_back('\n');
+  }
+}
+
+}  // namespace
+
 void render_summary_text(const CaptureStats& st, std::span<const ConversationSummary> convs,
-                         std::string& out) {
+                         std::string& out, std::span<const PfcSummary> pfc) {
   using detail::format_duration;
   put(out, "{}\n",
       i18n::tr(M("sum.capture"), st.frames, st.roce, st.roce_v1, st.other, st.malformed,
@@ -382,6 +458,7 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
   put(out, "{}\n", i18n::tr(M("sum.duration"), detail::format_seconds(st.last_ns - st.first_ns)));
   if (convs.empty()) {
     put(out, "{}\n", i18n::tr(M("sum.none")));
+    render_pfc_text(st, pfc, out);
     return;
   }
   for (const ConversationSummary& v : convs) {
@@ -416,6 +493,7 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
       else
         put(out, "{}\n", i18n::tr(M("sum.no_timeouts")));
       if (c.retry_exhausted) put(out, "{}\n", i18n::tr(M("sum.exhausted")));
+      if (c.still_retrying) put(out, "{}\n", i18n::tr(M("sum.still_retrying")));
       if (c.rtt_samples)
         put(out, "{}\n",
             i18n::tr(M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
@@ -424,8 +502,19 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
         put(out, "{}\n", i18n::tr(M("sum.rtt_none")));
       put(out, "{}\n", i18n::tr(M("sum.goodput"), detail::format_rate(c.goodput_bps)));
       if (c.cnps || c.icrc_errors) put(out, "{}\n", i18n::tr(M("sum.cnp"), c.cnps, c.icrc_errors));
+      if (c.cnps || c.ecn_ce)
+        put(out, "{}\n",
+            i18n::tr(M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
+                     format_duration(c.cnp_interval_median_ns),
+                     format_duration(c.ce_to_cnp_median_ns)));
+      if (c.rate_cnps)
+        put(out, "{}\n",
+            i18n::tr(M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
+                     detail::format_rate(c.rate_before_cnp_bps / 8),
+                     detail::format_rate(c.rate_after_cnp_bps / 8)));
     }
   }
+  render_pfc_text(st, pfc, out);
 }
 
 namespace {
@@ -472,6 +561,7 @@ Json channel_json(const ChannelSummary& c) {
       {"timeouts", c.timeouts},
       {"max_retries", c.max_retries},
       {"retry_exhausted", c.retry_exhausted},
+      {"still_retrying", c.still_retrying},
       {"cnps", c.cnps},
       {"icrc_errors", c.icrc_errors},
       {"rtt_samples", c.rtt_samples},
@@ -483,13 +573,22 @@ Json channel_json(const ChannelSummary& c) {
       {"rtt_max_ns", ns_or_null(c.rtt_max_ns)},
       // Bytes per second to a tenth: more digits would be noise.
       {"goodput_bytes_per_s", std::round(c.goodput_bps * 10) / 10},
+      {"ecn_ce", c.ecn_ce},
+      {"cnp_interval_min_ns", ns_or_null(c.cnp_interval_min_ns)},
+      {"cnp_interval_median_ns", ns_or_null(c.cnp_interval_median_ns)},
+      {"ce_to_cnp_median_ns", ns_or_null(c.ce_to_cnp_median_ns)},
+      {"rate_cnps", c.rate_cnps},
+      {"rate_before_cnp_bps",
+       c.rate_cnps ? Json(std::round(c.rate_before_cnp_bps)) : Json(nullptr)},
+      {"rate_after_cnp_bps", c.rate_cnps ? Json(std::round(c.rate_after_cnp_bps)) : Json(nullptr)},
+      {"rate", {{"bin_ns", c.rate_bin_ns}, {"bytes", c.rate_bytes}}},
   };
 }
 
 }  // namespace
 
 void render_summary_json(const CaptureStats& st, std::span<const ConversationSummary> convs,
-                         std::string& out) {
+                         std::string& out, std::span<const PfcSummary> pfc) {
   Json conversations = Json::array();
   for (const ConversationSummary& v : convs) {
     Json channels = Json::array();
@@ -501,6 +600,16 @@ void render_summary_json(const CaptureStats& st, std::span<const ConversationSum
                              {"duration_ns", v.last_ns - v.first_ns},
                              {"channels", std::move(channels)}});
   }
+  Json pauses = Json::array();
+  for (const PfcSummary& p : pfc)
+    pauses.push_back({{"src", wire::mac_to_string(p.src)},
+                      {"priority", p.priority ? Json(*p.priority) : Json(nullptr)},
+                      {"frames", p.frames},
+                      {"xon_frames", p.xon_frames},
+                      {"paused_ns", p.paused_ns},
+                      {"longest_pause_ns", p.longest_pause_ns},
+                      {"storms", p.storms},
+                      {"paused_at_end", p.paused_at_end}});
   const Json doc{{"capture",
                   {{"frames", st.frames},
                    {"roce", st.roce},
@@ -513,8 +622,12 @@ void render_summary_json(const CaptureStats& st, std::span<const ConversationSum
                    {"datagrams", st.datagrams},
                    {"untracked", st.untracked},
                    {"bytes", st.bytes},
-                   {"duration_ns", st.last_ns - st.first_ns}}},
-                 {"conversations", std::move(conversations)}};
+                   {"duration_ns", st.last_ns - st.first_ns},
+                   {"pause_frames", st.pause_frames},
+                   {"link_speed_bps", st.link_speed_bps},
+                   {"link_speed_source", speed_source_name(st.link_speed_source)}}},
+                 {"conversations", std::move(conversations)},
+                 {"pfc", std::move(pauses)}};
   out += doc.dump();
   out.push_back('\n');
 }

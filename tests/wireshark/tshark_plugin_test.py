@@ -196,7 +196,6 @@ def check_filters(env):
             "rdmalab.retransmission": frames_of("retransmission"),
             "rdmalab.nak": frames_of(*NAK_EVENTS),
             'rdmalab.icrc.status == "bad"': frames_of("icrc_mismatch"),
-            "rdmalab.retry_exhausted": frames_of("retry_exhausted"),
             "rdmalab.ooo": frames_of("out_of_order"),
             'rdmalab.retrans_cause == "timeout"': timeout_retx,
             'rdmalab.retrans_cause == "rnr"': rnr_retx,
@@ -204,8 +203,8 @@ def check_filters(env):
             'rdmalab.expert.rnr_nak && _ws.expert.severity == "Warning"': frames_of("rnr_nak"),
             'rdmalab.expert.retransmission && _ws.expert.severity == "Warning"':
                 frames_of("retransmission"),
-            'rdmalab.expert.retry_exhausted && _ws.expert.severity == "Error"':
-                frames_of("retry_exhausted"),
+            'rdmalab.expert.still_retrying && _ws.expert.severity == "Warning"':
+                frames_of("still_retrying"),
         }
         for flt, expected in checks.items():
             got = filtered_frames(env, capture, flt)

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "rdmalab/capture/pcap_file.hpp"
@@ -127,6 +128,10 @@ int read_capture(const std::string& path, dissect::Analyzer& analyzer, Out& out,
 
 int finish(dissect::Analyzer& analyzer, bool errors,
            const std::function<void(const dissect::Event&)>& each) {
+  // PSN spaces beyond --max-channels were counted, not followed: say so.
+  if (const std::uint64_t n = analyzer.stats().untracked; n != 0)
+    std::fprintf(stderr, "%s\n",
+                 i18n::tr(M("err.untracked"), n, analyzer.options().max_channels).c_str());
   for (const dissect::Event& e : analyzer.finish()) {
     errors = errors || is_error(e);
     each(e);
@@ -134,9 +139,10 @@ int finish(dissect::Analyzer& analyzer, bool errors,
   return errors ? kExitProtocolErrors : kExitOk;
 }
 
-int cmd_decode(const std::string& path, bool json, bool all, bool payload) {
+int cmd_decode(const std::string& path, bool json, bool all, bool payload,
+               const dissect::AnalyzerOptions& aopt) {
   Out out;
-  dissect::Analyzer analyzer;
+  dissect::Analyzer analyzer(aopt);
   bool errors = false;
   std::int64_t start = 0;
   bool first = true;
@@ -147,6 +153,7 @@ int cmd_decode(const std::string& path, bool json, bool all, bool payload) {
         first = false;
         if (!rec.is_roce() && !all) return;
         if (json) {
+          if (rec.pause) dissect::render_pause_json(rec, out.buf);
           if (!rec.is_roce()) return;
           dissect::render_packet_json(rec, out.buf);
           if (payload && out.buf.size() >= 2) {
@@ -174,19 +181,21 @@ int cmd_decode(const std::string& path, bool json, bool all, bool payload) {
   });
 }
 
-int cmd_summary(const std::string& path, bool json, bool check_icrc) {
+int cmd_summary(const std::string& path, bool json, bool check_icrc,
+                const dissect::AnalyzerOptions& aopt) {
   Out out;
-  dissect::Analyzer analyzer;
+  dissect::Analyzer analyzer(aopt);
   bool errors = false;
   const int rc = read_capture(
       path, analyzer, out, [](dissect::PacketRecord&) {}, errors, check_icrc);
   if (rc != kExitOk) return rc;
   const int code = finish(analyzer, errors, [](const dissect::Event&) {});
   const auto convs = analyzer.summaries();
+  const auto pfc = analyzer.pfc();
   if (json)
-    dissect::render_summary_json(analyzer.stats(), convs, out.buf);
+    dissect::render_summary_json(analyzer.stats(), convs, out.buf, pfc);
   else
-    dissect::render_summary_text(analyzer.stats(), convs, out.buf);
+    dissect::render_summary_text(analyzer.stats(), convs, out.buf, pfc);
   return code;
 }
 
@@ -251,6 +260,31 @@ int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& s
   return code;
 }
 
+/// "100G", "25g", "400G", "100000M", "1T": a port speed in bits per second;
+/// nullopt for anything else (no unit, zero, above 10T).
+std::optional<std::uint64_t> parse_speed(const std::string& text) {
+  if (text.size() < 2) return std::nullopt;
+  std::uint64_t unit = 0;
+  switch (text.back()) {
+    case 'M':
+    case 'm': unit = 1'000'000; break;
+    case 'G':
+    case 'g': unit = 1'000'000'000; break;
+    case 'T':
+    case 't': unit = 1'000'000'000'000; break;
+    default: return std::nullopt;
+  }
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch < '0' || ch > '9' || n > 10'000'000) return std::nullopt;
+    n = n * 10 + static_cast<std::uint64_t>(ch - '0');
+  }
+  constexpr std::uint64_t kMaxBps = 10'000'000'000'000;
+  if (n == 0 || n > kMaxBps / unit) return std::nullopt;
+  return n * unit;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -292,13 +326,36 @@ int main(int argc, char** argv) {
   ladder->add_option("--color", color, std::string(i18n::text(M("opt.color"))))
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
+  // Options of the analysis, shared by decode and summary.
+  std::string link_speed;
+  double storm_ms = 100;
+  std::size_t max_channels = dissect::AnalyzerOptions{}.max_channels;
+  for (auto* cmd : {decode, summary}) {
+    cmd->add_option("--max-channels", max_channels, std::string(i18n::text(M("opt.max_channels"))))
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--link-speed", link_speed, std::string(i18n::text(M("opt.link_speed"))));
+    cmd->add_option("--pfc-storm-ms", storm_ms, std::string(i18n::text(M("opt.pfc_storm"))))
+        ->check(CLI::PositiveNumber);
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  if (*decode) return cmd_decode(file, json, all, payload);
-  if (*summary) return cmd_summary(file, json, !no_icrc);
+  dissect::AnalyzerOptions aopt;
+  if (!link_speed.empty()) {
+    const auto bps = parse_speed(link_speed);
+    if (!bps) {
+      std::fprintf(stderr, "%s\n", i18n::tr(M("err.link_speed"), link_speed).c_str());
+      return kExitUsage;
+    }
+    aopt.link_speed_bps = *bps;
+  }
+  aopt.pfc_storm_ns = static_cast<std::int64_t>(storm_ms * 1e6);
+  aopt.max_channels = max_channels;
+  if (*decode) return cmd_decode(file, json, all, payload, aopt);
+  if (*summary) return cmd_summary(file, json, !no_icrc, aopt);
   return cmd_ladder(file, conv, svg, rows, color);
 }

@@ -76,6 +76,8 @@ struct ChannelSummary {
   /// Largest number of consecutive timeout retries of one PSN.
   std::uint32_t max_retries = 0;
   bool retry_exhausted = false;
+  /// The capture ended before the next timeout retry was due.
+  bool still_retrying = false;
   /// Median silence before a timeout resend, and the `timeout` it suggests.
   std::int64_t timeout_gap_ns = -1;
   std::optional<unsigned> timeout_exponent;
@@ -83,6 +85,23 @@ struct ChannelSummary {
   std::int64_t rnr_wait_ns = -1;
   std::uint64_t cnps = 0;
   std::uint64_t icrc_errors = 0;
+  /// Congestion, as the capture point saw it. Request packets whose IP ECN
+  /// field is CE (11: a switch marked them), the gaps between two CNPs to
+  /// the requester QP (the smallest one is the receiver NIC's pacing), and
+  /// the delay from the first CE mark after a CNP to the next CNP.
+  std::uint64_t ecn_ce = 0;
+  std::int64_t cnp_interval_min_ns = -1, cnp_interval_median_ns = -1;
+  std::int64_t ce_to_cnp_median_ns = -1;
+  /// The requester's rate (request frame bits per second) in the
+  /// AnalyzerOptions::rate_window_ns before and after each CNP: medians over
+  /// the CNPs whose two windows the capture holds (`rate_cnps` of them).
+  std::int64_t rate_window_ns = 0;
+  std::uint64_t rate_cnps = 0;
+  double rate_before_cnp_bps = -1, rate_after_cnp_bps = -1;
+  /// The requester's rate over time: request frame bytes per `rate_bin_ns`,
+  /// from first_ns (at most 64 bins; the bin widens as the channel lasts).
+  std::int64_t rate_bin_ns = 0;
+  std::vector<std::uint64_t> rate_bytes;
   /// ACK round trip (request packet -> its ACK, first transmissions only).
   std::uint64_t rtt_samples = 0;
   std::int64_t rtt_min_ns = -1, rtt_median_ns = -1, rtt_max_ns = -1;
@@ -113,6 +132,27 @@ struct CaptureStats {
   std::uint64_t untracked = 0;  // packets of PSN spaces beyond max_channels
   std::uint64_t bytes = 0;      // captured bytes
   std::int64_t first_ns = 0, last_ns = 0;
+  std::uint64_t pause_frames = 0;  // 802.3x PAUSE and 802.1Qbb PFC frames
+  /// The port speed pause quanta were converted at (bits per second; 0 when
+  /// the capture holds no pause frame) and where it came from.
+  std::uint64_t link_speed_bps = 0;
+  enum class SpeedSource : std::uint8_t { None, Given, Inferred, Assumed };
+  SpeedSource link_speed_source = SpeedSource::None;
+};
+
+/// Pause frames of one sender MAC for one priority (802.1Qbb), or for the
+/// whole link (802.3x: `priority` empty). A paused interval runs from a
+/// pause frame to an XON or to the expiry of the last pause time; a pause
+/// frame that arrives while paused extends (or shortens) it.
+struct PfcSummary {
+  wire::MacAddress src{};
+  std::optional<std::uint8_t> priority;
+  std::uint64_t frames = 0;      // pause frames naming this priority, XON included
+  std::uint64_t xon_frames = 0;  // of which XON (time 0)
+  std::int64_t paused_ns = 0;    // total paused time inside the capture
+  std::int64_t longest_pause_ns = 0;
+  std::uint64_t storms = 0;    // intervals longer than AnalyzerOptions::pfc_storm_ns
+  bool paused_at_end = false;  // still paused when the capture ended
 };
 
 struct AnalyzerOptions {
@@ -120,7 +160,17 @@ struct AnalyzerOptions {
   std::size_t max_outstanding = 4096;
   /// PSN spaces followed at once; packets of further ones are only counted
   /// (CaptureStats::untracked), so random QP numbers cannot exhaust memory.
-  std::size_t max_channels = 65536;
+  /// rdmapcap's --max-channels; 262144 covers a 100,000-QP capture.
+  std::size_t max_channels = 262144;
+  /// The port speed for pause quanta (bits per second); 0: inferred from the
+  /// closest spacing of two frames before the first pause frame.
+  std::uint64_t link_speed_bps = 0;
+  /// A priority paused for longer than this is a PFC storm (default 100 ms,
+  /// the "auto" PFC storm prevention timeout of NVIDIA's mlx5 driver).
+  std::int64_t pfc_storm_ns = 100'000'000;
+  /// The windows a sender's rate is measured in before and after a CNP:
+  /// 100 µs, twice the 50 µs CNP interval of DCQCN (Zhu et al., 2015).
+  std::int64_t rate_window_ns = 100'000;
 };
 
 class Analyzer {
@@ -139,7 +189,10 @@ class Analyzer {
   [[nodiscard]] std::vector<Event> finish();
 
   [[nodiscard]] const CaptureStats& stats() const noexcept;
+  [[nodiscard]] const AnalyzerOptions& options() const noexcept;
   [[nodiscard]] std::vector<ConversationSummary> summaries() const;
+  /// Pause frames per sender MAC and priority, in order of first frame.
+  [[nodiscard]] std::vector<PfcSummary> pfc() const;
   /// The endpoints of a conversation (1-based id); nullopt when unknown.
   [[nodiscard]] std::optional<std::pair<Endpoint, Endpoint>> endpoints(std::uint32_t id) const;
 

@@ -37,12 +37,22 @@ enum class EventType : std::uint8_t {
   DuplicateAck,       // an ACK repeating the previous ACK (same PSN and MSN)
   UnmatchedResponse,  // a response to requests the capture does not hold
   RetryExhausted,     // end of capture: still unacknowledged after `count` timeout retries
+  StillRetrying,      // end of capture: `count` timeout retries so far, the next one not yet due
   Unacknowledged,     // end of capture: requests from psn_begin never acknowledged
   Cnp,                // RoCEv2 congestion notification packet
   EcnMarked,          // the IP ECN field says Congestion Experienced
   // Connection set-up (rdma_cm): CM MADs on QP 1.
   CmHandshake,  // a CM REQ/REP/RTU/... (code = attribute ID's low byte)
   CmLinked,     // first request of a connection a CM handshake announced
+  // Congestion and flow control. End-of-capture findings name the channel's
+  // first CE-marked request or first CNP.
+  CeWithoutCnp,   // `count` CE-marked requests and no CNP to QP `value`
+  CnpPaced,       // CNPs to QP psn every `delta_ns` (median; smallest `value` ns), `count` CE marks
+  CnpNoSlowdown,  // after `count` CNPs the rate did not fall: value = before Mb/s << 32 | after
+  PfcPause,       // a pause frame from MAC `value`: vector `code`, largest time `count` quanta
+                  // = `delta_ns` at `psn` Mb/s; psn_begin = MAC Control opcode
+  PfcStorm,       // priority `code` (8: the link) from MAC `value` paused `delta_ns` > `psn` µs;
+                  // count = 1: still paused at the end of the capture
   // Packet-level problems.
   LengthMismatch,  // a message's payload differs from its RETH DMA length (value = bytes)
   IcrcMismatch,    // the ICRC does not match the packet

@@ -15,6 +15,7 @@
 #include "rdmalab/wire/frame.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/opcode.hpp"
+#include "rdmalab/wire/pause.hpp"
 
 namespace rdmalab::dissect {
 
@@ -32,6 +33,8 @@ struct PacketRecord {
   std::optional<wire::IcrcCheck> icrc;
   /// A Connection Manager MAD (UD packet to QP 1), when this is one.
   std::optional<wire::cm::Message> cm;
+  /// An 802.3x PAUSE or 802.1Qbb PFC frame (not RoCE), when this is one.
+  std::optional<wire::PauseFrame> pause;
   /// The conversation the analyser put this packet in (1-based), 0 for none.
   std::uint32_t conversation = 0;
   /// Events found for this packet: by decode_record (ICRC, malformed) and by

@@ -40,11 +40,17 @@ void render_end_of_capture_json(const Event& e, std::string& out);
 void render_payload_hex(const PacketRecord& rec, bool compact, std::string& out);
 
 /// The summary of every conversation, as text.
+/// `pfc`: Analyzer::pfc(), the pause frames per sender and priority.
 void render_summary_text(const CaptureStats& stats, std::span<const ConversationSummary> convs,
-                         std::string& out);
+                         std::string& out, std::span<const PfcSummary> pfc = {});
 /// The same as one JSON document.
 void render_summary_json(const CaptureStats& stats, std::span<const ConversationSummary> convs,
-                         std::string& out);
+                         std::string& out, std::span<const PfcSummary> pfc = {});
+
+/// One JSON object (one line) for an 802.3x / 802.1Qbb pause frame (a
+/// record whose `pause` is set): frame, time, src and dst MAC, opcode, the
+/// priority-enable vector, the quanta and their times, events.
+void render_pause_json(const PacketRecord& rec, std::string& out);
 
 /// Writes a JSON string literal (quotes and escapes included).
 void append_json_string(std::string_view s, std::string& out);

@@ -57,6 +57,31 @@ inline constexpr std::array kCatalog{
     Message{"err.partial", "the output above covers the packets read before the error",
             "以上输出只包含出错之前读到的报文"},
     Message{"progress", "reading", "读取中"},
+    // ---- congestion and flow control ----
+    Message{
+        "opt.link_speed",
+        "port speed for PFC pause times, e.g. 100G, 25G, 400G (default: inferred from the "
+        "closest spacing of two frames)",
+        "PFC 暂停时间换算所用的端口速率，例如 100G、25G、400G（默认：由两帧之间的最小间隔推断）"},
+    Message{"opt.pfc_storm",
+            "a priority paused longer than this many ms is a PFC storm (default 100, the \"auto\" "
+            "PFC storm prevention timeout of NVIDIA's mlx5 driver)",
+            "某个优先级连续暂停超过这么多 ms 即判为 PFC 风暴（默认 100，即 NVIDIA mlx5 驱动 PFC "
+            "风暴防护的“auto”超时）"},
+    Message{"opt.max_channels",
+            "PSN spaces (one per requester QP) followed at once; packets of further ones are only "
+            "counted (default 262144)",
+            "同时跟踪的 PSN 空间数（每个请求端 QP 一个）；超出部分的报文只计数、不分析（默认 "
+            "262144）"},
+    Message{"err.untracked",
+            "warning: {0} packet(s) belong to PSN spaces beyond the limit of {1} and were only "
+            "counted, not analysed; raise the limit with --max-channels",
+            "警告：有 {0} 个报文属于超出上限 {1} 的 PSN 空间，只计数、未分析；可用 --max-channels "
+            "提高上限"},
+    Message{
+        "err.link_speed",
+        "--link-speed {}: not a port speed (write a number and a unit: 100G, 25G, 400G, 100000M)",
+        "--link-speed {}：不是有效的端口速率（请写数字加单位：100G、25G、400G、100000M）"},
     Message{"more_rows", "({} more packets of this conversation not drawn; see --rows)",
             "（该会话还有 {} 个报文未画出；见 --rows）"},
 };
