@@ -34,7 +34,7 @@ ALLOWED = {
     "pcap", "pcapng", "json", "Lines", "tcpdump", "tshark", "Wireshark", "Linux", "Ethernet", "cooked",
     "rdmalab", "rdmapcap", "rdma", "rxe", "perftest", "ib", "Soft", "NCCL", "TensorFlow",
     "ibv", "rdma_cm", "libibverbs", "gRPC", "protobuf", "nvidia", "peermem", "dmabuf",
-    "doctor", "sysfs", "lsmod", "modprobe",
+    "doctor", "sysfs", "lsmod", "modprobe", "memlock",
     # units
     "ms", "ns", "us", "KiB", "MiB", "GiB", "Gb", "s",
     # environment variables are upper case; these are their lower-case values

@@ -66,14 +66,15 @@ inline constexpr std::array kCatalog{
             "2^{2}（timeout = {2}）"},
     Message{"ev.retx", "retransmission of PSN 0x{0:06x} (first sent in frame {1}, {2} earlier)",
             "重传 PSN 0x{0:06x}（首发于第 {1} 帧，相隔 {2}）"},
-    Message{"ev.retx_reordered",
-            "resend of PSN 0x{0:06x} from the go-back-N round of the NAK in frame {1}, overtaken "
-            "on the way by later resends: the capture point is after the network (receiver "
-            "side), where gaps are arrival gaps, and a local ACK timeout cannot expire within "
-            "8.192 µs of the NAK",
-            "PSN 0x{0:06x} 的重传属于第 {1} 帧 NAK 引发的回退 N 重传，途中被后发的重传超过：抓包点在"
-            "网络之后（接收端一侧），这里的间隔是到达时间之差；而本地 ACK 超时不可能在 NAK 之后 "
-            "8.192 µs 内到期"},
+    Message{
+        "ev.retx_reordered",
+        "resend of PSN 0x{0:06x} from the go-back-N round of the NAK in frame {1}, overtaken "
+        "on the way by later resends: the capture point is after the network (receiver "
+        "side), where gaps are arrival gaps, and a local ACK timeout cannot expire within "
+        "8.192 µs of the NAK",
+        "PSN 0x{0:06x} 的重传属于第 {1} 帧 NAK 引发的回退 N 重传，途中被后发的重传超过：抓包点在"
+        "网络之后（接收端一侧），这里的间隔是到达时间之差；而本地 ACK 超时不可能在 NAK 之后 "
+        "8.192 µs 内到期"},
     Message{"ev.retx_unknown", "retransmission of PSN 0x{0:06x}", "重传 PSN 0x{0:06x}"},
     Message{"ev.dup_req",
             "duplicate: PSN 0x{0:06x} was already acknowledged; the responder re-ACKs it without "

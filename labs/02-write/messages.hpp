@@ -87,12 +87,11 @@ inline constexpr std::array kCatalog{
         "the target's buffer is {0} bytes, this WRITE needs {1}: give both processes the same "
         "-s and --offset",
         "目标端缓冲区只有 {0} 字节，而这次 WRITE 需要 {1} 字节：请给两个进程相同的 -s 和 --offset"},
-    Message{
-        "wait_done",
-        "the target cannot see the WRITE arrive: it looks at its memory once the writer says "
-        "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
-        "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来“done”，或在 --cm 时"
-        "由写入端断开连接）之后，才去检查自己的内存"},
+    Message{"wait_done",
+            "the target cannot see the WRITE arrive: it looks at its memory once the writer says "
+            "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
+            "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来“done”，或在 --cm 时"
+            "由写入端断开连接）之后，才去检查自己的内存"},
     Message{"try.1",
             "-s 4096 -m 1024: WRITE First, Middle, Middle, Last; only the First carries RETH",
             "-s 4096 -m 1024：WRITE First、Middle、Middle、Last；只有 First 携带 RETH"},

@@ -79,12 +79,11 @@ inline constexpr std::array kCatalog{
             "the target's buffer is {0} bytes, these WRITEs need {1}: give both processes the "
             "same -s and -n",
             "目标端缓冲区只有 {0} 字节，而这些 WRITE 需要 {1} 字节：请给两个进程相同的 -s 和 -n"},
-    Message{
-        "wait_done",
-        "the target cannot see the WRITEs arrive: it looks at its memory once the writer says "
-        "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
-        "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来“done”，或在 --cm 时"
-        "由写入端断开连接）之后，才去检查自己的内存"},
+    Message{"wait_done",
+            "the target cannot see the WRITEs arrive: it looks at its memory once the writer says "
+            "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
+            "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来“done”，或在 --cm 时"
+            "由写入端断开连接）之后，才去检查自己的内存"},
     Message{"try.1", "-m 256 -s 3072: twelve packets; -m 4096: one WRITE Only",
             "-m 256 -s 3072：十二个报文；-m 4096：一个 WRITE Only"},
     Message{"try.2", "-s 1: a 1-byte payload is padded to 4 bytes (BTH PadCnt 3)",

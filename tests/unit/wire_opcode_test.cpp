@@ -52,12 +52,13 @@ const std::map<int, Expect> kIbta = {
     {0x81, {{"CNP reserved"}, false, Position::Only}},
 };
 const std::map<std::string, std::size_t> kSizes = {
-    {"RETH", 16}, {"AETH", 4}, {"AtomicETH", 28}, {"AtomicAckETH", 8},
-    {"ImmDt", 4}, {"IETH", 4}, {"DETH", 8},       {"CNP reserved", 16},
-    {"XRCETH", 4}, {"FETH", 4}};
+    {"RETH", 16}, {"AETH", 4}, {"AtomicETH", 28},    {"AtomicAckETH", 8}, {"ImmDt", 4},
+    {"IETH", 4},  {"DETH", 8}, {"CNP reserved", 16}, {"XRCETH", 4},       {"FETH", 4}};
 }  // namespace
 
-TEST_CASE("every RC, UD and CNP opcode (FLUSH and ATOMIC WRITE included) has the IBTA header sequence, sizes and payload flag") {
+TEST_CASE(
+    "every RC, UD and CNP opcode (FLUSH and ATOMIC WRITE included) has the IBTA header sequence, "
+    "sizes and payload flag") {
   for (const auto& [value, e] : kIbta) {
     CAPTURE(value);
     const OpcodeInfo* info = find_opcode(static_cast<std::uint8_t>(value));
