@@ -8,7 +8,9 @@
 #      (a marker whose golden does not exist yet is left as it is);
 #   3. docs/figures/labNN.svg (lab08: labNN-off.svg and labNN-on.svg), the
 #      ladder diagram of each lab's capture: the lab runs on the simulator
-#      with --seed 1, rdmapcap draws its capture.
+#      with --seed 1, rdmapcap draws its capture; docs/figures/labNN.zh.svg
+#      is the same capture drawn with --lang zh (Chinese labels, for
+#      docs/zh).
 # Review the diff before committing it. tests/docs checks that the chapters
 # and the goldens agree and that every figure a chapter shows exists
 # (docs_test), and runs every command the lab chapters show (docs_commands_test):
@@ -94,9 +96,14 @@ for dir in labs/[0-9][0-9]-*/; do
   # provoke them on purpose); the picture is still written.
   for pcap in "$work/$name".pcap "$work/$name"-*.pcap; do
     [[ -f $pcap ]] || continue
-    svg="docs/figures/$(basename "$pcap" .pcap).svg"
-    "$rdmapcap" --lang en ladder "$pcap" --color never --svg "$svg" >/dev/null || [[ $? -eq 1 ]]
-    echo "wrote $svg"
+    for lang in en zh; do
+      suffix=.svg
+      [[ $lang == en ]] || suffix=.$lang.svg
+      svg="docs/figures/$(basename "$pcap" .pcap)$suffix"
+      "$rdmapcap" --lang "$lang" ladder "$pcap" --color never --svg "$svg" >/dev/null ||
+        [[ $? -eq 1 ]]
+      echo "wrote $svg"
+    done
   done
 done
 git status --short docs tests/labs/golden

@@ -571,7 +571,8 @@ struct Analyzer::Impl {
   static constexpr std::int64_t kMinAckTimeoutNs = 8192;
 
   [[nodiscard]] static bool reordered_go_back_n(const Channel& c, std::int64_t t) {
-    if (c.pending || !c.round_active || c.round_cause != Cause::Nak) return false;
+    // (New PSNs may have been sent in between: the NAK still bounds it.)
+    if (c.pending) return false;
     if (c.s.out_of_order == 0 || c.nak_frame == 0) return false;  // tap not after the reordering
     return t - c.nak_ns < kMinAckTimeoutNs;
   }
@@ -598,6 +599,7 @@ struct Analyzer::Impl {
       // Part of the go-back-N round already under way, overtaken on the way
       // by later resends of the same round: not a new round, not a timeout.
       new_round = false;
+      c.round_cause = Cause::Nak;
       rx.code = 1;
       rx.value = c.nak_frame;  // the NAK whose round it belongs to
     }
