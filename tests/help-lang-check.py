@@ -10,11 +10,13 @@ _ . - / +):
 
 - a word with a digit, an underscore or a capital after its first letter is
   an identifier or an acronym (RoCEv2, IBV_WC_SUCCESS, wr_id, QP, MTU): kept;
-- an option name (a word starting with "-") and everything inside {...} (the
-  values CLI11 lists for an option) are what the user types: kept;
+- an option name (a word starting with "-"), the values CLI11 lists for an
+  option ({a,b,c}), an option's default (=value) and values listed as
+  "a | b | c" are what the user types: kept, wherever on the page they
+  appear (a description explains its option's values by name);
 - the program's own name and its subcommand names: kept;
-- the words of ALLOWED below (values an option takes, file formats, program
-  and product names, units) are names, not prose: kept;
+- the words of ALLOWED below (file formats, program and product names, IBTA
+  opcode and ibv field names, units) are names, not prose: kept;
 - any other word of two letters or more, all small or Capitalised ("Usage",
   "Options", "bytes", "chained"), is English prose: the check fails.
 
@@ -35,6 +37,11 @@ ALLOWED = {
     "rdmalab", "rdmapcap", "rdma", "rxe", "perftest", "ib", "Soft", "NCCL", "TensorFlow",
     "ibv", "rdma_cm", "libibverbs", "gRPC", "protobuf", "nvidia", "peermem", "dmabuf",
     "doctor", "sysfs", "lsmod", "modprobe", "memlock",
+    # IBTA opcode words, ibv_* field names, MSCCL++'s channel operations,
+    # libfabric's terms, as the chapters use them
+    "First", "Middle", "Last", "Only", "Request", "Response", "Invalidate", "rkey", "lkey",
+    "timeout",
+    "port", "channel", "put", "signal", "wait", "flush", "libfabric", "provider",
     # units
     "ms", "ns", "us", "KiB", "MiB", "GiB", "Gb", "s",
     # environment variables are upper case; these are their lower-case values
@@ -44,12 +51,25 @@ ALLOWED = {
 WORD = re.compile(r"[A-Za-z0-9_./+-]+")
 
 
+def option_values(text):
+    values = set()
+    for group in re.findall(r"\{([^}]*)\}", text):
+        values.update(v.strip() for v in group.split(","))
+    values.update(re.findall(r"=([A-Za-z][A-Za-z0-9_-]*)", text))
+    for run in re.findall(r"[A-Za-z][\w-]*(?:\s*\|\s*[A-Za-z][\w-]*)+", text):
+        values.update(v.strip() for v in run.split("|"))
+    return values
+
+
 def english_words(text, own_names):
     bad = []
+    values = option_values(text)
     # Value lists {a,b,c} are what the user types.
     text = re.sub(r"\{[^}]*\}", " ", text)
     for word in WORD.findall(text):
         if word.startswith("-"):
+            continue
+        if word in values:
             continue
         for part in re.split(r"[./+]", word):
             letters = part.strip("-")
@@ -57,7 +77,7 @@ def english_words(text, own_names):
                 continue  # digits, underscores, single letters
             if any(c.isupper() for c in letters[1:]):
                 continue  # acronym or CamelCase identifier
-            if letters in own_names or letters in ALLOWED or letters.lower() in ALLOWED:
+            if letters in own_names or letters in values or letters in ALLOWED:
                 continue
             bad.append(letters)
     return bad
