@@ -8,7 +8,9 @@
 #      (a marker whose golden does not exist yet is left as it is);
 #   3. docs/figures/labNN.svg (lab08: labNN-off.svg and labNN-on.svg), the
 #      ladder diagram of each lab's capture: the lab runs on the simulator
-#      with --seed 1, rdmapcap draws its capture;
+#      with --seed 1, rdmapcap draws its capture; docs/figures/labNN.zh.svg
+#      is the same capture drawn with --lang zh (Chinese labels, for
+#      docs/zh);
 #   4. in docs/zh, the rdmapcap (and lab) output excerpts: the Chinese output
 #      of the lines the English chapter shows (scripts/regen-zh-excerpts.py).
 # Review the diff before committing it. tests/docs checks that the chapters
@@ -98,13 +100,18 @@ for dir in labs/[0-9][0-9]-*/; do
   # ladder has nothing to draw, and that lab shows no figure.
   for pcap in "$work/$name".pcap "$work/$name"-*.pcap; do
     [[ -f $pcap ]] || continue
-    svg="docs/figures/$(basename "$pcap" .pcap).svg"
     if "$rdmapcap" summary --json "$pcap" | grep -q '"conversations":\[\]'; then
       echo "no conversation in $name's capture: no figure"
       continue
     fi
-    "$rdmapcap" --lang en ladder "$pcap" --color never --svg "$svg" >/dev/null || [[ $? -eq 1 ]]
-    echo "wrote $svg"
+    for lang in en zh; do
+      suffix=.svg
+      [[ $lang == en ]] || suffix=.$lang.svg
+      svg="docs/figures/$(basename "$pcap" .pcap)$suffix"
+      "$rdmapcap" --lang "$lang" ladder "$pcap" --color never --svg "$svg" >/dev/null ||
+        [[ $? -eq 1 ]]
+      echo "wrote $svg"
+    done
   done
 done
 # 4. The Chinese chapters' output excerpts, from the English ones.

@@ -223,6 +223,9 @@ struct Channel {
   std::uint32_t chain_psn = 0;
   std::uint32_t chain_count = 0;
   std::optional<PendingNak> pending;
+  // The newest NAK-sequence-error: time and frame (frame 0: none yet).
+  std::int64_t nak_ns = 0;
+  std::uint64_t nak_frame = 0;
 
   // Responder, as seen on the wire.
   bool ack_seen = false;
@@ -700,6 +703,26 @@ struct Analyzer::Impl {
     c.last_req_frame = rec.frame;
   }
 
+  // Where is the capture point? A requester sends its new PSNs in order, so
+  // first transmissions seen out of order (OutOfOrder events) mean the tap
+  // is after the reordering: on the network's receiver side. There the gap
+  // before a resend is a difference of arrival times, not the requester's
+  // silence. A resend that goes back behind the current go-back-N round
+  // without a new NAK could then be (a) a local ACK timeout or (b) a resend
+  // of that round overtaken on the way by later resends of the same round.
+  // The requester cannot time out sooner than the shortest local ACK timeout
+  // after the NAK made it resend (IBTA 9.7.6.1.3: 4.096 µs × 2^timeout,
+  // timeout 1..31; 0 means no timeout): 8.192 µs. Inside that bound, (b) it
+  // is, and the event says where the tap is.
+  static constexpr std::int64_t kMinAckTimeoutNs = 8192;
+
+  [[nodiscard]] static bool reordered_go_back_n(const Channel& c, std::int64_t t) {
+    // (New PSNs may have been sent in between: the NAK still bounds it.)
+    if (c.pending) return false;
+    if (c.s.out_of_order == 0 || c.nak_frame == 0) return false;  // tap not after the reordering
+    return t - c.nak_ns < kMinAckTimeoutNs;
+  }
+
   void resend(Channel& c, PacketRecord& rec, std::uint32_t psn) {
     const std::int64_t t = rec.time_ns;
     ++c.s.retransmitted_packets;
@@ -716,8 +739,16 @@ struct Analyzer::Impl {
     }
     // A new round starts on the first resend, after a new NAK, or when the
     // requester goes back again to a PSN it has already resent in this round.
-    const bool new_round =
+    bool new_round =
         !c.round_active || c.pending.has_value() || psn_before_eq(psn, c.round_last_psn);
+    if (new_round && reordered_go_back_n(c, t)) {
+      // Part of the go-back-N round already under way, overtaken on the way
+      // by later resends of the same round: not a new round, not a timeout.
+      new_round = false;
+      c.round_cause = Cause::Nak;
+      rx.code = 1;
+      rx.value = c.nak_frame;  // the NAK whose round it belongs to
+    }
     bool timeout_retry = false;
     if (new_round) {
       if (c.pending && !c.pending->rnr) {
@@ -848,11 +879,19 @@ struct Analyzer::Impl {
       // The READ this packet answers: the newest READ at or before its PSN.
       Outstanding* req = nullptr;
       for (Outstanding& o : c.out)
-        if (o.op == Operation::ReadRequest && psn_before_eq(o.psn, psn) &&
-            (o.npsn == 0 || o.holds(psn)))
+        if ((o.op == Operation::ReadRequest || o.op == Operation::Flush ||
+             o.op == Operation::AtomicWrite) &&
+            psn_before_eq(o.psn, psn) && (o.npsn == 0 || o.holds(psn)))
           req = &o;
       if (req == nullptr) {
         if (c.started) unmatched(c, rec);
+        return;
+      }
+      if (req->op != Operation::ReadRequest) {
+        // FLUSH and ATOMIC WRITE are answered by a READ response Only of
+        // length zero (rxe_resp.c): an acknowledgement, not READ data.
+        Event ack = ack_through(c, rec, psn);
+        if (ack.count > 0) rec.events.push_back(ack);
         return;
       }
       if (is_message_end(op.position)) {
@@ -939,6 +978,8 @@ struct Analyzer::Impl {
           for (Range& r : c.missing) r.naked = true;
           (void)ack_through(c, rec, psn_add(psn, -1), false);
           c.pending = PendingNak{false, psn, rec.frame, t, 0};
+          c.nak_ns = t;
+          c.nak_frame = rec.frame;
         } else {
           Event e{EventType::NakFatal, rec.frame, c.last_req_frame, psn};
           e.code = code;
@@ -1080,7 +1121,9 @@ struct Analyzer::Impl {
       }
       return;
     }
-    if (tr != wire::Transport::RC && tr != wire::Transport::UC) {
+    // XRC is followed as RC is: a reliable channel from the initiator QP to
+    // the target QP named in the BTH, acknowledged the same way.
+    if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC) {
       ++stats.datagrams;
       if (rec.cm) on_cm(rec, *src, *dst);
       return;

@@ -192,6 +192,7 @@ std::string describe(const Event& e) {
     case EventType::Timeout:
       return i18n::tr(text, e.psn, format_duration(e.delta_ns), e.code, e.count);
     case EventType::Retransmission:
+      if (e.code == 1) return i18n::tr(M("ev.retx_reordered"), e.psn, e.value);
       if (e.related_frame == 0) return i18n::tr(M("ev.retx_unknown"), e.psn);
       return i18n::tr(text, e.psn, e.related_frame, format_duration(e.delta_ns));
     case EventType::DuplicateRequest: return i18n::tr(text, e.psn);

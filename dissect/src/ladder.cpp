@@ -33,15 +33,28 @@ bool has(const std::vector<Event>& events, EventType t) {
   return std::any_of(events.begin(), events.end(), [t](const Event& e) { return e.type == t; });
 }
 
-/// Marks put in front of the label: ↻ resent, ✗ NAK, ⏱ timeout.
-std::string marks(const PacketRecord& rec) {
+/// The characters a ladder is drawn with.
+struct Glyphs {
+  std::string_view line, dash, right, left;
+  std::string_view timeout, resent, nak, out_of_order;
+};
+constexpr Glyphs kUnicode{"│", "─", "▶", "◀", "⏱ ", "↻ ", "✗ ", "⇅ "};
+constexpr Glyphs kAscii{"|", "-", ">", "<", "T ", "R ", "X ", "~ "};
+
+const Glyphs& glyphs(bool ascii) {
+  return ascii ? kAscii : kUnicode;
+}
+
+/// Marks put in front of the label: ↻ resent, ✗ NAK, ⏱ timeout, ⇅ out of
+/// order (ASCII: R, X, T, ~).
+std::string marks(const PacketRecord& rec, const Glyphs& g) {
   std::string m;
-  if (has(rec.events, EventType::Timeout)) m += "⏱ ";
-  if (has(rec.events, EventType::Retransmission)) m += "↻ ";
+  if (has(rec.events, EventType::Timeout)) m += g.timeout;
+  if (has(rec.events, EventType::Retransmission)) m += g.resent;
   if (has(rec.events, EventType::NakSequence) || has(rec.events, EventType::NakFatal) ||
       has(rec.events, EventType::RnrNak))
-    m += "✗ ";
-  if (has(rec.events, EventType::OutOfOrder)) m += "⇅ ";
+    m += g.nak;
+  if (has(rec.events, EventType::OutOfOrder)) m += g.out_of_order;
   return m;
 }
 
@@ -107,12 +120,15 @@ void LadderText::header(std::string& out) const {
   const std::size_t pad = span > l.size() ? span - l.size() : 1;
   fmt::format_to(std::back_inserter(out), "{:>12}  {}{}{}\n", i18n::tr(M("lad.time")), l,
                  std::string(pad, ' '), r);
-  fmt::format_to(std::back_inserter(out), "{:>12}  │{}│\n", "", std::string(opt_.width, ' '));
+  const Glyphs& g = glyphs(opt_.ascii);
+  fmt::format_to(std::back_inserter(out), "{:>12}  {}{}{}\n", "", g.line,
+                 std::string(opt_.width, ' '), g.line);
 }
 
 void LadderText::row(const PacketRecord& rec, std::string& out) const {
   const bool l2r = from_left(rec, left_);
-  std::string label = " " + marks(rec) + short_label(rec) + " ";
+  const Glyphs& g = glyphs(opt_.ascii);
+  std::string label = " " + marks(rec, g) + short_label(rec) + " ";
   const std::size_t w = opt_.width;
   std::size_t lw = width(label);
   if (lw + 4 > w) {
@@ -121,18 +137,21 @@ void LadderText::row(const PacketRecord& rec, std::string& out) const {
   }
   const std::size_t dashes = w - 1 - lw;
   const std::size_t before = dashes / 2, after = dashes - before;
-  std::string arrow = l2r ? repeat("─", before) + label + repeat("─", after) + "▶"
-                          : "◀" + repeat("─", before) + label + repeat("─", after);
+  std::string arrow =
+      l2r ? repeat(g.dash, before) + label + repeat(g.dash, after) + std::string(g.right)
+          : std::string(g.left) + repeat(g.dash, before) + label + repeat(g.dash, after);
   const Severity sev = worst(rec.events);
   const std::string_view col = opt_.color ? color_of(sev, &rec) : std::string_view{};
-  fmt::format_to(std::back_inserter(out), "{:>12}  │{}{}{}│",
-                 detail::format_seconds(rec.time_ns - start_ns_).substr(0, 12), col, arrow,
-                 col.empty() ? std::string_view{} : kReset);
+  fmt::format_to(std::back_inserter(out), "{:>12}  {}{}{}{}{}",
+                 detail::format_seconds(rec.time_ns - start_ns_).substr(0, 12), g.line, col, arrow,
+                 col.empty() ? std::string_view{} : kReset, g.line);
   bool first = true;
   for (const Event& e : rec.events) {
     const std::string_view ec =
         opt_.color ? color_of(severity(e.type), nullptr) : std::string_view{};
-    if (!first) fmt::format_to(std::back_inserter(out), "\n{:>12}  │{}│", "", std::string(w, ' '));
+    if (!first)
+      fmt::format_to(std::back_inserter(out), "\n{:>12}  {}{}{}", "", g.line, std::string(w, ' '),
+                     g.line);
     fmt::format_to(std::back_inserter(out), "  {}{}{}", ec, describe(e),
                    ec.empty() ? std::string_view{} : kReset);
     first = false;
@@ -142,8 +161,10 @@ void LadderText::row(const PacketRecord& rec, std::string& out) const {
 
 void LadderText::note(const Event& e, std::string& out) const {
   const std::string_view ec = opt_.color ? color_of(severity(e.type), nullptr) : std::string_view{};
-  fmt::format_to(std::back_inserter(out), "{:>12}  │{}│  {}{}: {}{}\n", "",
-                 std::string(opt_.width, ' '), ec, i18n::tr(M("dec.end"), e.frame), describe(e),
+  const Glyphs& g = glyphs(opt_.ascii);
+  fmt::format_to(std::back_inserter(out), "{:>12}  {}{}{}  {}{}{}\n", "", g.line,
+                 std::string(opt_.width, ' '), g.line, ec,
+                 i18n::tr(M("dec.end"), e.frame, describe(e)),
                  ec.empty() ? std::string_view{} : kReset);
 }
 
@@ -156,7 +177,7 @@ void LadderSvg::row(const PacketRecord& rec) {
     ++dropped_;
     return;
   }
-  Row r{rec.time_ns, from_left(rec, left_), false, marks(rec) + short_label(rec),
+  Row r{rec.time_ns, from_left(rec, left_), false, marks(rec, kUnicode) + short_label(rec),
         {},          worst(rec.events)};
   for (const Event& e : rec.events) {
     if (!r.notes.empty()) r.notes += "  ·  ";
@@ -179,7 +200,7 @@ std::string LadderSvg::svg() const {
   const int height = kTop + static_cast<int>(rows_.size() + 1) * kStep + (dropped_ ? kStep : 0);
   std::string out;
   put(out,
-      R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="1500" height="{}" font-family="DejaVu Sans Mono, monospace" font-size="12">)svg"
+      R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="1500" height="{}" font-family="DejaVu Sans Mono, Noto Sans Mono CJK SC, Noto Sans CJK SC, Source Han Sans SC, WenQuanYi Micro Hei Mono, Microsoft YaHei, PingFang SC, monospace" font-size="12">)svg"
       "\n",
       height);
   put(out,

@@ -43,6 +43,8 @@ std::string opcode_note(const wire::OpcodeInfo& op) {
     case Operation::CompareSwap:
     case Operation::FetchAdd: return i18n::tr(M("op.atomic"));
     case Operation::Cnp: return i18n::tr(M("op.cnp"));
+    case Operation::Flush: return i18n::tr(M("op.flush"));
+    case Operation::AtomicWrite: return i18n::tr(M("op.atomic_write"));
     case Operation::Send:
     case Operation::Write: break;
   }
@@ -71,6 +73,8 @@ std::string_view short_op(const wire::OpcodeInfo& op) {
     case Operation::CompareSwap: return "CmpSwap";
     case Operation::FetchAdd: return "FetchAdd";
     case Operation::Cnp: return "CNP";
+    case Operation::Flush: return "FLUSH";
+    case Operation::AtomicWrite: return "ATOMIC WRITE";
   }
   return "?";
 }
@@ -176,6 +180,17 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
     }
     field(out, "PSN", fmt::format("0x{:06x}", b.psn), psn_note);
 
+    // In wire order: the XRCETH comes first after the BTH, FLUSH's FETH
+    // before its RETH.
+    if (ib.xrc_srq) {
+      put(out, "  {}\n", i18n::tr(M("dec.xrceth")));
+      field(out, "XRCSRQ", fmt::format("0x{:06x}", *ib.xrc_srq), i18n::tr(M("dec.xrcsrq")));
+    }
+    if (ib.feth) {
+      put(out, "  {}\n", i18n::tr(M("dec.feth")));
+      field(out, "PLT", fmt::format("{}", ib.feth->placement_type), i18n::tr(M("dec.placement")));
+      field(out, "SEL", fmt::format("{}", ib.feth->selectivity), i18n::tr(M("dec.selectivity")));
+    }
     if (ib.reth) {
       put(out, "  {}\n", i18n::tr(M("dec.reth")));
       field(out, "VA", fmt::format("0x{:016x}", ib.reth->va), i18n::tr(M("dec.va")));
@@ -184,6 +199,8 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
       const std::uint32_t len = ib.reth->dma_len;
       if (rec.op && rec.op->operation == wire::Operation::ReadRequest) {
         note = i18n::tr(M("dec.dmalen_read"));
+      } else if (rec.op && rec.op->operation == wire::Operation::Flush) {
+        note = i18n::tr(M("dec.dmalen_flush"));
       } else if (rec.op && rec.op->position == wire::Position::Only) {
         note = ib.payload_length == len ? i18n::tr(M("dec.dmalen_only"))
                                         : i18n::tr(M("dec.dmalen_only_bad"), ib.payload_length);
@@ -348,6 +365,10 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
         "\"pkey\":{},\"fecn\":{},\"becn\":{},\"payload_len\":{}",
         b.dest_qp, b.psn, b.ack_req, b.solicited, b.migreq, b.pad_count, b.tver, b.pkey, b.fecn,
         b.becn, ib.payload_length);
+    if (ib.xrc_srq) put(out, ",\"xrceth\":{{\"srq\":{}}}", *ib.xrc_srq);
+    if (ib.feth)
+      put(out, ",\"feth\":{{\"placement_type\":{},\"selectivity\":{}}}", ib.feth->placement_type,
+          ib.feth->selectivity);
     if (ib.reth)
       put(out, ",\"reth\":{{\"va\":{},\"rkey\":{},\"len\":{}}}", ib.reth->va, ib.reth->rkey,
           ib.reth->dma_len);

@@ -87,17 +87,16 @@ inline constexpr std::array kCatalog{
         "the target's buffer is {0} bytes, this WRITE needs {1}: give both processes the same "
         "-s and --offset",
         "目标端缓冲区只有 {0} 字节，而这次 WRITE 需要 {1} 字节：请给两个进程相同的 -s 和 --offset"},
-    Message{
-        "wait_done",
-        "the target cannot see the WRITE arrive: it looks at its memory once the writer says "
-        "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
-        "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来 \"done\"，或在 --cm 时"
-        "由写入端断开连接）之后，才去检查自己的内存"},
+    Message{"wait_done",
+            "the target cannot see the WRITE arrive: it looks at its memory once the writer says "
+            "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
+            "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来“done”，或在 --cm 时"
+            "由写入端断开连接）之后，才去检查自己的内存"},
     Message{"try.1",
             "-s 4096 -m 1024: WRITE First, Middle, Middle, Last; only the First carries RETH",
             "-s 4096 -m 1024：WRITE First、Middle、Middle、Last；只有 First 携带 RETH"},
     Message{"try.2", "rdmapcap decode {}: the RETH fields, and the DMA length against the payload",
-            "rdmapcap decode {}：查看 RETH 各字段，以及 DMA 长度与负载的对照"},
+            "rdmapcap decode {}：查看 RETH 各字段，以及 DMA 长度与载荷的对照"},
     Message{"try.3", "lab05-write-imm: the same WRITE, but the target is told",
             "lab05-write-imm：同样的 WRITE，但目标端会得到通知"},
 };

@@ -89,7 +89,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     reads_chain.emplace(rd, iters, o.size, IBV_WR_RDMA_READ, remote.va, remote.rkey);
     ibv_send_wr* bad = nullptr;
     verbs::check_rc(rd.qp->post_send(reads_chain->head(), &bad), "ibv_post_send");
-    n.call(fmt::format("ibv_post_send(qp, {} chained READ WRs)", iters), "0");
+    n.call(tr(M("call.post_chain"), iters), "0");
     n.field("opcode", "IBV_WR_RDMA_READ");
     n.field("wr.rdma.remote_addr", lab::hex(reads_chain->wrs[0].wr.rdma.remote_addr));
     n.field("wr.rdma.rkey", lab::hex(reads_chain->wrs[0].wr.rdma.rkey, 8));

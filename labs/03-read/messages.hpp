@@ -11,6 +11,8 @@ namespace rdmalab::lab03 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
+    Message{"call.post_chain", "ibv_post_send(qp, &wr[0])  // {0} READ WRs chained by wr.next",
+            "ibv_post_send(qp, &wr[0])  // 用 wr.next 串起的 {0} 个 READ WR"},
     Message{"desc",
             "Lab 03: RDMA READ. The reader sends one small READ Request naming remote memory; the "
             "responder's NIC answers with READ Response packets carrying the data.",
@@ -44,7 +46,7 @@ inline constexpr std::array kCatalog{
     Message{"why.psn",
             "a READ Request takes one PSN per response packet it will get (ceil(length / MTU)): "
             "the responses carry those PSNs, and the next request skips past them",
-            "一个 READ Request 按其将收到的响应报文数（ceil(长度 / MTU)）占用 "
+            "一个 READ Request 按其将收到的响应报文数（长度 / MTU 向上取整）占用 "
             "PSN：响应报文使用这些 PSN，"
             "下一个请求从其后开始"},
     Message{"step.poll", "poll the reader's CQ", "轮询读取端的 CQ"},
@@ -88,7 +90,7 @@ inline constexpr std::array kCatalog{
             "says it is done (\"done\" over TCP, or with --cm the reader's disconnect)",
             "READ 不需要数据源端 CPU 参与：数据源端保留其 QP 和内存，直到读取端表示已完成（通过 "
             "TCP 发来 "
-            "\"done\"，或在 --cm 时由读取端断开连接）"},
+            "“done”，或在 --cm 时由读取端断开连接）"},
     Message{"try.1",
             "-s 4096 -m 1024: responses First, Middle, Middle, Last; AETH on First and Last",
             "-s 4096 -m 1024：响应为 First、Middle、Middle、Last；First 和 Last 携带 AETH"},

@@ -103,7 +103,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     lab::WrChain writes_chain(wr, iters, o.size, IBV_WR_RDMA_WRITE, remote.va, remote.rkey);
     ibv_send_wr* bad = nullptr;
     verbs::check_rc(wr.qp->post_send(writes_chain.head(), &bad), "ibv_post_send");
-    n.call(fmt::format("ibv_post_send(qp, {} chained WRITE WRs of {} bytes)", iters, o.size), "0");
+    n.call(tr(M("call.post_chain"), iters, o.size), "0");
   }
 
   // The target learns that the writer is done only from the writer: the

@@ -11,6 +11,9 @@ namespace rdmalab::lab06 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
+    Message{"call.post_chain",
+            "ibv_post_send(qp, &wr[0])  // {0} WRITE WRs of {1} bytes chained by wr.next",
+            "ibv_post_send(qp, &wr[0])  // 用 wr.next 串起的 {0} 个 WRITE WR，每个 {1} 字节"},
     Message{"desc",
             "Lab 06: path MTU and segmentation. A message larger than the path MTU leaves as "
             "First, Middle ... Last packets, each with its own PSN; only the First carries the "
@@ -29,7 +32,7 @@ inline constexpr std::array kCatalog{
     Message{"why.mtu",
             "the path MTU is the payload per packet (256..4096), set at RTR and never larger than "
             "the port's active MTU; the Ethernet MTU must hold it plus about 60 bytes of headers",
-            "路径 MTU 指每个报文的负载大小（256..4096），在 RTR 时设置，且不能超过端口当前 MTU；"
+            "路径 MTU 指每个报文的载荷大小（256..4096），在 RTR 时设置，且不能超过端口当前 MTU；"
             "以太网 MTU 必须能容纳它再加约 60 字节的各层报文头"},
     Message{"step.resources", "open the devices", "打开设备"},
     Message{"step.connect", "connect with the chosen path MTU", "以选定的路径 MTU 建立连接"},
@@ -43,10 +46,10 @@ inline constexpr std::array kCatalog{
     Message{"check.bytes", "the target holds the bytes", "目标端收到了正确的数据"},
     Message{"check.segments",
             "each message went out as ceil(size / MTU) packets: First, Middle..., Last (or Only)",
-            "每条消息都被拆成 ceil(大小 / MTU) 个报文：First、若干 Middle、Last（或 Only）"},
+            "每条消息都被拆成“大小 / MTU 向上取整”个报文：First、若干 Middle、Last（或 Only）"},
     Message{"check.payload",
             "every packet but the last of a message carries exactly one MTU of payload",
-            "除每条消息的最后一个报文外，其余报文的负载都恰好等于一个 MTU"},
+            "除每条消息的最后一个报文外，其余报文的载荷都恰好等于一个 MTU"},
     Message{"check.psn", "the PSNs are consecutive, one per packet", "PSN 连续递增，每个报文一个"},
     Message{
         "opt.cm",
@@ -76,16 +79,15 @@ inline constexpr std::array kCatalog{
             "the target's buffer is {0} bytes, these WRITEs need {1}: give both processes the "
             "same -s and -n",
             "目标端缓冲区只有 {0} 字节，而这些 WRITE 需要 {1} 字节：请给两个进程相同的 -s 和 -n"},
-    Message{
-        "wait_done",
-        "the target cannot see the WRITEs arrive: it looks at its memory once the writer says "
-        "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
-        "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来 \"done\"，或在 --cm 时"
-        "由写入端断开连接）之后，才去检查自己的内存"},
+    Message{"wait_done",
+            "the target cannot see the WRITEs arrive: it looks at its memory once the writer says "
+            "it is done (\"done\" over TCP, or with --cm the writer's disconnect)",
+            "目标端看不到 WRITE 何时到达：要等写入端表示已完成（通过 TCP 发来“done”，或在 --cm 时"
+            "由写入端断开连接）之后，才去检查自己的内存"},
     Message{"try.1", "-m 256 -s 3072: twelve packets; -m 4096: one WRITE Only",
             "-m 256 -s 3072：十二个报文；-m 4096：一个 WRITE Only"},
     Message{"try.2", "-s 1: a 1-byte payload is padded to 4 bytes (BTH PadCnt 3)",
-            "-s 1：1 字节负载被填充到 4 字节（BTH 中 PadCnt 为 3）"},
+            "-s 1：1 字节载荷被填充到 4 字节（BTH 中 PadCnt 为 3）"},
 };
 
 consteval const Message& M(std::string_view key) {

@@ -151,9 +151,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
                      rs.mr->rkey());
   ibv_send_wr* bad = nullptr;
   verbs::check_rc(rq.qp->post_send(chain.head(), &bad), "ibv_post_send");
-  n.call(fmt::format("ibv_post_send(qp, {} chained {} WRs of {} bytes)", iters,
-                     rnr ? "SEND" : "WRITE", o.size),
-         "0");
+  n.call(tr(M("call.post_chain"), iters, rnr ? "SEND" : "WRITE", o.size), "0");
 
   // Which status the rules predict for the first completion that is not a success.
   std::string expected = "IBV_WC_SUCCESS";

@@ -11,6 +11,9 @@ namespace rdmalab::lab07 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
+    Message{"call.post_chain",
+            "ibv_post_send(qp, &wr[0])  // {0} {1} WRs of {2} bytes chained by wr.next",
+            "ibv_post_send(qp, &wr[0])  // 用 wr.next 串起的 {0} 个 {1} WR，每个 {2} 字节"},
     Message{
         "desc",
         "Lab 07: timeouts and retries. Break the wire on purpose and watch the requester: a "
@@ -19,7 +22,7 @@ inline constexpr std::array kCatalog{
         "IBV_WC_RETRY_EXC_ERR; a missing receive brings RNR NAKs and rnr_retry.",
         "实验 07：超时与重传。故意破坏线路，观察请求端的行为：丢一个报文会引来 NAK 和 go-back-N "
         "重传；"
-        "丢失 ACK 或对端失效会触发本地 ACK 超时（4.096 微秒 × 2^timeout）和 retry_cnt "
+        "丢失 ACK 或对端失效会触发本地 ACK 超时（4.096 µs × 2^timeout）和 retry_cnt "
         "次重传，最终得到 "
         "IBV_WC_RETRY_EXC_ERR；没有接收请求则引来 RNR NAK 和 rnr_retry。"},
     Message{
@@ -31,7 +34,7 @@ inline constexpr std::array kCatalog{
         "--psn）、dead（两条消息后对端失效）、"
         "loss（随机丢包，见 --loss）、rnr（不提交接收请求）、none（不破坏）"},
     Message{"opt.timeout", "local ACK timeout exponent: 4.096 us x 2^timeout (0 = wait forever)",
-            "本地 ACK 超时指数：4.096 微秒 × 2^timeout（0 表示永远等待）"},
+            "本地 ACK 超时指数：4.096 µs × 2^timeout（0 表示永远等待）"},
     Message{"opt.retry_cnt", "retransmissions after a timeout before giving up (0..7)",
             "超时后放弃之前的重传次数（0..7）"},
     Message{"opt.rnr_retry", "retries after an RNR NAK (0..7, 7 = forever)",
@@ -70,7 +73,7 @@ inline constexpr std::array kCatalog{
         "上 retry_cnt 7 永不放弃，所以它们无法演示重传耗尽"},
     Message{"table.rnr",
             "min_rnr_timer {0}: the requester waits {1} ms after an RNR NAK; rnr_retry {2}",
-            "min_rnr_timer {0}：收到 RNR NAK 后请求端等待 {1} 毫秒；rnr_retry {2}"},
+            "min_rnr_timer {0}：收到 RNR NAK 后请求端等待 {1} ms；rnr_retry {2}"},
     Message{"step.break", "break the wire", "破坏线路"},
     Message{"break.acks",
             "every ACK from the responder is dropped: the data arrives, but the requester never "
@@ -106,13 +109,13 @@ inline constexpr std::array kCatalog{
     Message{"check.timeouts", "the capture shows the timeout retransmissions, retry_cnt of them",
             "抓包中出现了超时重传，次数等于 retry_cnt"},
     Message{"check.gap", "the silence before each timeout resend matches 4.096 us x 2^timeout",
-            "每次超时重传之前的静默时间与 4.096 微秒 × 2^timeout 相符"},
+            "每次超时重传之前的静默时间与 4.096 µs × 2^timeout 相符"},
     Message{"check.nak", "the capture shows a NAK (PSN sequence error) and the go-back-N resend",
             "抓包中出现了 NAK（PSN 序列错误）以及随后的 go-back-N 重传"},
     Message{"check.rnr_wire",
             "the capture shows an RNR NAK for every try: the first, then one resend after each RNR "
             "timer, rnr_retry times",
-            "抓包中每次尝试都得到一个 RNR NAK：第一次发送，以及每次 RNR 定时器到期后的重发，共 "
+            "抓包中每次尝试都得到一个 RNR NAK：第一次发送，以及每次 RNR 定时器到期后的重传，共 "
             "rnr_retry 次"},
     Message{"try.1", "--timeout 18: NCCL's value, about a second per try (simulated: no wall time)",
             "--timeout 18：NCCL 的取值，每次约一秒（模拟器中不耗费真实时间）"},

@@ -28,7 +28,7 @@ inline constexpr std::array kCatalog{
             "QP 上的自适应路由模型：off、on，或 both（各运行一次并对比）"},
     Message{"opt.paths", "parallel paths between the hosts", "两台主机之间的并行路径数"},
     Message{"opt.spread", "extra delay between neighbouring paths, in ns",
-            "相邻路径之间的额外时延（纳秒）"},
+            "相邻路径之间的额外时延（ns）"},
     Message{"opt.size", "bytes to transfer", "传输的字节数"},
     Message{
         "opt.threshold",
@@ -43,7 +43,7 @@ inline constexpr std::array kCatalog{
     Message{"on", "ON", "开启"},
     Message{"step.fabric",
             "build a fabric with {0} paths, {1} ns apart, packets sprayed over all of them",
-            "构建一个有 {0} 条路径、相邻路径相差 {1} 纳秒的网络，报文被分散到所有路径上"},
+            "构建一个有 {0} 条路径、相邻路径相差 {1}  ns 的网络，报文被分散到所有路径上"},
     Message{"step.resources", "open the devices and connect", "打开设备并建立连接"},
     Message{"why.ar_on",
             "both QPs enable the adaptive-routing model: the sender puts a RETH in every WRITE "
@@ -68,7 +68,7 @@ inline constexpr std::array kCatalog{
             "{0}: {1} packets, {2} retransmitted, {3} NAK(s), {4} out-of-order arrival(s), done at "
             "{5:.1f} us, goodput {6:.1f} Gb/s",
             "{0}：{1} 个报文，重传 {2} 个，NAK {3} 个，乱序到达 {4} 个，于 {5:.1f} "
-            "微秒完成，有效吞吐 {6:.1f} Gb/s"},
+            " µs 完成，有效吞吐 {6:.1f} Gb/s"},
     Message{"step.compare", "compare the two runs", "对比两次运行"},
     Message{"hardware",
             "On real hardware: NVIDIA/Mellanox NICs enable adaptive routing per port (e.g. `mlxreg "

@@ -148,7 +148,7 @@ void add_qp(lab::Narrator& n, lab::Endpoint& base, lab::Endpoint& e, std::uint32
   init.recv_cq = base.cq.get();
   init.max_send_wr = init.max_recv_wr = max_wr;
   e.qp = base.pd->create_qp(init);
-  n.call(fmt::format("{}: ibv_create_qp(pd, IBV_QPT_RC, send_cq = recv_cq = cq)", base.role),
+  n.call(base.role, "ibv_create_qp(pd, IBV_QPT_RC, send_cq = recv_cq = cq)",
          fmt::format("qp_num {}", lab::hex(e.qp->qpn(), 6)));
 }
 
@@ -306,9 +306,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   std::vector<FifoSlot> fifo(kFifoDepth);
   auto fifo_mr = tx.pd->reg_mr(fifo.data(), fifo.size() * sizeof(FifoSlot),
                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  n.call(fmt::format("{}: ibv_reg_mr(pd, fifo, {} x {} bytes, "
+  n.call(tx.role,
+         fmt::format("ibv_reg_mr(pd, fifo, {} * sizeof(slot) = {}, "
                      "IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE)",
-                     tx.role, kFifoDepth, sizeof(FifoSlot)),
+                     kFifoDepth, kFifoDepth * sizeof(FifoSlot)),
          fmt::format("rkey {}", lab::hex(fifo_mr->rkey(), 8)));
   n.say(tr(M("why.fifo")));
 

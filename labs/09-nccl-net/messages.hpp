@@ -48,7 +48,7 @@ inline constexpr std::array kCatalog{
             "配合 --ar（模拟器）：两台主机之间的并行路径数"},
     Message{"opt.spread",
             "with --ar on the simulator: extra delay between neighbouring paths, in ns",
-            "配合 --ar（模拟器）：相邻路径之间的额外时延（纳秒）"},
+            "配合 --ar（模拟器）：相邻路径之间的额外时延（ns）"},
     Message{"sender", "sender", "发送端"},
     Message{"receiver", "receiver", "接收端"},
     Message{"step.backend", "choose where the RDMA traffic runs", "选择 RDMA 流量在哪里运行"},
@@ -82,12 +82,11 @@ inline constexpr std::array kCatalog{
             "set-up",
             "FIFO 位于发送端内存中，却由接收端写入：所以发送端这块内存也要有 REMOTE_WRITE 权限。"
             "它的地址和 rkey 是建立连接时唯一交换的地址"},
-    Message{
-        "ar.fabric",
-        "adaptive routing: {0} paths, {1} ns apart, every sender->receiver packet sprayed over "
-        "them; the QPs accept out-of-order WRITE packets (the model of lab 08)",
-        "自适应路由：{0} 条路径，相邻相差 {1} 纳秒，发送端到接收端的每个报文被分散到这些路径上；"
-        "QP 接受乱序到达的 WRITE 报文（实验 08 的模型）"},
+    Message{"ar.fabric",
+            "adaptive routing: {0} paths, {1} ns apart, every sender->receiver packet sprayed over "
+            "them; the QPs accept out-of-order WRITE packets (the model of lab 08)",
+            "自适应路由：{0} 条路径，相邻相差 {1}  ns，发送端到接收端的每个报文被分散到这些路径上；"
+            "QP 接受乱序到达的 WRITE 报文（实验 08 的模型）"},
     Message{"ar.verbs",
             "on a real device the fabric is what it is: --ar only changes the send pattern",
             "在真实设备上网络不受本实验控制：--ar 只改变发送方式"},

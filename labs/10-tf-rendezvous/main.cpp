@@ -492,9 +492,10 @@ void Lab::run() {
     w->pool.storage.assign(bytes / 8, 0);
     w->pool.mr =
         w->ep.pd->reg_mr(w->pool.base(), bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-    n_.call(fmt::format("{}: ibv_reg_mr(pd, pool, {}, IBV_ACCESS_LOCAL_WRITE|"
+    n_.call(w->ep.role,
+            fmt::format("ibv_reg_mr(pd, pool, {}, IBV_ACCESS_LOCAL_WRITE|"
                         "IBV_ACCESS_REMOTE_WRITE)",
-                        w->ep.role, bytes),
+                        bytes),
             fmt::format("lkey {}  rkey {}", lab::hex(w->pool.mr->lkey(), 8),
                         lab::hex(w->pool.mr->rkey(), 8)));
   }

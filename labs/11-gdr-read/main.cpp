@@ -498,7 +498,8 @@ void Lab::run() {
                   : IBV_ACCESS_LOCAL_WRITE;
     s->pool.assign((o_.size + 7) / 8, 0);
     s->pool_mr = s->ep.pd->reg_mr(s->base(), o_.size, access);
-    n_.call(fmt::format("{}: ibv_reg_mr(pd, pool, {}, IBV_ACCESS_{})", s->ep.role, o_.size,
+    n_.call(s->ep.role,
+            fmt::format("ibv_reg_mr(pd, pool, {}, IBV_ACCESS_{})", o_.size,
                         verbs::access_flag_names(static_cast<unsigned>(access))),
             fmt::format("lkey {}  rkey {}", lab::hex(s->pool_mr->lkey(), 8),
                         lab::hex(s->pool_mr->rkey(), 8)));

@@ -215,7 +215,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     ibv_send_wr* bad = nullptr;
     verbs::check_rc(tx.qp->post_send(&put, &bad), "ibv_post_send");
     ++outstanding;
-    n.call(fmt::format("put(dst + 0, src + 0, {}) = ibv_post_send(IBV_WR_RDMA_WRITE, {} bytes, "
+    n.call(fmt::format("put(dst + 0, src + 0, {}) = ibv_post_send(IBV_WR_RDMA_WRITE, length={}, "
                        "IBV_SEND_SIGNALED)",
                        o.size, o.size),
            "0");

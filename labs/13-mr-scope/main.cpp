@@ -114,7 +114,7 @@ std::unique_ptr<verbs::QueuePair> make_qp(lab::Narrator& n, Host& h, verbs::Prot
   init.recv_cq = h.cq.get();
   init.max_send_wr = init.max_recv_wr = 8;
   auto qp = pd.create_qp(init);
-  n.call(fmt::format("{}: ibv_create_qp({}, IBV_QPT_RC) [{}]", h.role, pd_name(h, pd), what),
+  n.call(h.role, fmt::format("ibv_create_qp({}, IBV_QPT_RC) [{}]", pd_name(h, pd), what),
          fmt::format("qp_num {}", lab::hex(qp->qpn(), 6)));
   return qp;
 }
@@ -123,8 +123,8 @@ std::unique_ptr<verbs::MemoryRegion> make_mr(lab::Narrator& n, Host& h, verbs::P
                                              std::size_t off, std::size_t len, int access,
                                              const std::string& access_text) {
   auto mr = pd.reg_mr(h.buf() + off, len, access);
-  n.call(fmt::format("{}: ibv_reg_mr({}, buf+{}, {}, {})", h.role, pd_name(h, pd), off, len,
-                     access_text),
+  n.call(h.role,
+         fmt::format("ibv_reg_mr({}, buf+{}, {}, {})", pd_name(h, pd), off, len, access_text),
          fmt::format("lkey {}  rkey {}", lab::hex(mr->lkey(), 8), lab::hex(mr->rkey(), 8)));
   return mr;
 }
@@ -253,7 +253,7 @@ Scenario run_shared(lab::Narrator& n, lab::Environment& env, const Options& o) {
   s.role = tr(M("server"));
   open_host(n, env, o, s, server_device(env, o));
   s.pd = s.ctx->alloc_pd();
-  n.call(fmt::format("{}: ibv_alloc_pd(ctx)", s.role), "pd");
+  n.call(s.role, "ibv_alloc_pd(ctx)", "pd");
   s.mr = make_mr(n, s, *s.pd, 0, kBuffer, kRemote,
                  "IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_REMOTE_READ");
   s.ctrl = make_qp(n, s, *s.pd, tr(M("ctrl")));
@@ -292,9 +292,9 @@ Scenario run_per_endpoint(lab::Narrator& n, lab::Environment& env, const Options
   s.role = tr(M("server"));
   open_host(n, env, o, s, server_device(env, o));
   s.pd = s.ctx->alloc_pd();
-  n.call(fmt::format("{}: ibv_alloc_pd(ctx)", s.role), "pd_ctrl");
+  n.call(s.role, "ibv_alloc_pd(ctx)", "pd_ctrl");
   s.pd_data = s.ctx->alloc_pd();
-  n.call(fmt::format("{}: ibv_alloc_pd(ctx)", s.role), "pd_data");
+  n.call(s.role, "ibv_alloc_pd(ctx)", "pd_data");
   const std::string acc = "IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE|IBV_ACCESS_REMOTE_READ";
   s.mr = make_mr(n, s, *s.pd, 0, kHalf, kRemote, acc);
   s.mr_data = make_mr(n, s, *s.pd_data, kHalf, kHalf, kRemote, acc);
@@ -346,14 +346,14 @@ Scenario run_window(lab::Narrator& n, lab::Environment& env, const Options& o) {
   s.role = tr(M("server"));
   open_host(n, env, o, s, server_device(env, o));
   s.pd = s.ctx->alloc_pd();
-  n.call(fmt::format("{}: ibv_alloc_pd(ctx)", s.role), "pd");
+  n.call(s.role, "ibv_alloc_pd(ctx)", "pd");
   s.mr = make_mr(n, s, *s.pd, 0, kBuffer, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND,
                  "IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_MW_BIND");
   n.say(tr(M("why.mw_bind")));
   s.ctrl = make_qp(n, s, *s.pd, tr(M("ctrl")));
   s.data = make_qp(n, s, *s.pd, tr(M("data")));
   s.mw = s.pd->alloc_mw(IBV_MW_TYPE_2);
-  n.call(fmt::format("{}: ibv_alloc_mw(pd, IBV_MW_TYPE_2)", s.role),
+  n.call(s.role, "ibv_alloc_mw(pd, IBV_MW_TYPE_2)",
          fmt::format("rkey {}", lab::hex(s.mw->rkey(), 8)));
   open_client(n, env, o, c, client_device(env, o));
   connect_all(n, o, c, s);
@@ -374,7 +374,7 @@ Scenario run_window(lab::Narrator& n, lab::Environment& env, const Options& o) {
   bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
   ibv_send_wr* bad = nullptr;
   verbs::check_rc(s.data->post_send(&bw, &bad), "ibv_post_send");
-  n.call(fmt::format("{}: ibv_post_send(data QP, IBV_WR_BIND_MW)", s.role), "0");
+  n.call(s.role, "ibv_post_send(data_qp, IBV_WR_BIND_MW)", "0");
   n.field("bind_mw.mw", lab::hex(old_key, 8));
   n.field("bind_mw.rkey",
           fmt::format("ibv_inc_rkey({}) = {}", lab::hex(old_key, 8), lab::hex(bw.bind_mw.rkey, 8)),
@@ -430,7 +430,7 @@ Scenario run_window(lab::Narrator& n, lab::Environment& env, const Options& o) {
     rwr.num_sge = 1;
     ibv_recv_wr* rbad = nullptr;
     verbs::check_rc(s.data->post_recv(&rwr, &rbad), "ibv_post_recv");
-    n.call(fmt::format("{}: ibv_post_recv(data QP, 64 bytes)", s.role), "0");
+    n.call(s.role, "ibv_post_recv(data_qp, wr{sge.length=64})", "0");
     ibv_sge ssge{c.va(1024), 16, c.mr->lkey()};
     std::memcpy(c.buf() + 1024, "done, revoke it", 16);
     ibv_send_wr sw{};
@@ -441,7 +441,7 @@ Scenario run_window(lab::Narrator& n, lab::Environment& env, const Options& o) {
     sw.send_flags = IBV_SEND_SIGNALED;
     sw.invalidate_rkey = key;
     verbs::check_rc(c.data->post_send(&sw, &bad), "ibv_post_send");
-    n.call(fmt::format("{}: ibv_post_send(data QP, IBV_WR_SEND_WITH_INV)", c.role), "0");
+    n.call(c.role, "ibv_post_send(data_qp, IBV_WR_SEND_WITH_INV)", "0");
     n.field("invalidate_rkey", lab::hex(key, 8), tr(M("why.send_inv")));
     const ibv_wc sent = wait_one(n, c);
     const ibv_wc got = wait_one(n, s);
@@ -458,7 +458,7 @@ Scenario run_window(lab::Narrator& n, lab::Environment& env, const Options& o) {
     lw.send_flags = IBV_SEND_SIGNALED;
     lw.invalidate_rkey = key;
     verbs::check_rc(s.data->post_send(&lw, &bad), "ibv_post_send");
-    n.call(fmt::format("{}: ibv_post_send(data QP, IBV_WR_LOCAL_INV)", s.role), "0");
+    n.call(s.role, "ibv_post_send(data_qp, IBV_WR_LOCAL_INV)", "0");
     n.field("invalidate_rkey", lab::hex(key, 8), tr(M("why.local_inv")));
     const ibv_wc got = wait_one(n, s);
     invalidated = got.status == IBV_WC_SUCCESS && got.opcode == IBV_WC_LOCAL_INV;

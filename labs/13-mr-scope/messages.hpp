@@ -27,7 +27,8 @@ inline constexpr std::array kCatalog{
     Message{"opt.invalidate",
             "how the window is revoked: send (the client's SEND with Invalidate) or local (the "
             "server's LOCAL_INV)",
-            "窗口的撤销方式：send（客户端发送带失效的 SEND）或 local（服务端自己提交 LOCAL_INV）"},
+            "窗口的撤销方式：send（客户端发送带 Invalidate 的 SEND）或 local（服务端自己提交 "
+            "LOCAL_INV）"},
     Message{"opt.no_misuse", "skip the uses of a key on the wrong QP",
             "跳过把键用在错误 QP 上的那几步"},
     Message{"opt.size", "bytes per WRITE", "每次 WRITE 的字节数"},
@@ -91,12 +92,12 @@ inline constexpr std::array kCatalog{
             "the bind succeeded: the program records the new rkey in its ibv_mw (the next bind "
             "names the window by it)",
             "绑定成功：程序把新的 rkey 记录到自己的 ibv_mw 中（下一次绑定要用它来指明窗口）"},
-    Message{
-        "why.send_inv",
-        "SEND with Invalidate carries the window's rkey in an IETH: the server's NIC revokes "
-        "the window when the message arrives, and the receive completion says which key",
-        "带失效的 SEND 在 IETH 中携带窗口的 rkey：消息到达时服务端网卡撤销该窗口，接收端的工作完成"
-        "会指明是哪个键"},
+    Message{"why.send_inv",
+            "SEND with Invalidate carries the window's rkey in an IETH: the server's NIC revokes "
+            "the window when the message arrives, and the receive completion says which key",
+            "带 Invalidate 的 SEND 在 IETH 中携带窗口的 "
+            "rkey：消息到达时服务端网卡撤销该窗口，接收端的工作完成"
+            "会指明是哪个键"},
     Message{"why.local_inv",
             "the server revokes the window itself with IBV_WR_LOCAL_INV: nothing goes on the wire",
             "服务端自己用 IBV_WR_LOCAL_INV 撤销窗口：线路上不出现任何报文"},

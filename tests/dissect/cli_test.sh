@@ -66,6 +66,12 @@ check "ladder: NAK row coloured" grep -q $'\x1b\[33m◀.*NAK(0) PSN 0x000109' "$
 code 0 env NO_COLOR=1 "$BIN" ladder --svg "$TMP/l.svg" "$DATA/loss_drop_one_nak.pcap"
 check "ladder: NO_COLOR respected" bash -c "! grep -q $'\x1b' '$TMP/out'"
 check "ladder: 28 rows" test "$(grep -c '│.*[▶◀]' "$TMP/out")" -eq 28
+# --ascii: the same 28 rows drawn with | - > < only (box-drawing characters
+# and arrows are double width in many CJK terminals).
+code 0 "$BIN" --lang zh ladder --ascii "$DATA/loss_drop_one_nak.pcap"
+check "ladder --ascii: 28 rows" test "$(grep -c '^ *[0-9.]*  |.*[<>].*|' "$TMP/out")" -eq 28
+check "ladder --ascii: no box-drawing characters or arrows" \
+  bash -c "! grep -q '[│─▶◀⏱↻✗⇅⇄]' '$TMP/out'"
 # --payload: the bytes themselves (rping's 16-byte buffer advertisement).
 code 0 "$BIN" decode --payload "$DATA/rping_cm.pcap"
 check "decode --payload: hex dump" grep -q '0000  00 00 56 2c 36 aa 4d 90 00 00 05 10 00 00 00 40  |..V,6.M........@|' "$TMP/out"

@@ -52,6 +52,8 @@ class Conversation {
     return rec_;
   }
   void advance(std::int64_t ns) { time_ += ns; }
+  /// Time between two frames (10 µs unless set).
+  void step(std::int64_t ns) { step_ = ns; }
 
   Analyzer analyzer;
 
@@ -67,7 +69,7 @@ class Conversation {
     s.packet.bth.psn = psn;
     return s;
   }
-  std::int64_t now() { return time_ += 10'000; }
+  std::int64_t now() { return time_ += step_; }
   PacketRecord& feed(const wire::FrameSpec& s) {
     frame_bytes_.assign(wire::frame_size(s), 0);
     REQUIRE(wire::encode_frame(s, frame_bytes_) == frame_bytes_.size());
@@ -77,6 +79,7 @@ class Conversation {
   std::vector<std::uint8_t> bytes_, frame_bytes_;
   PacketRecord rec_;
   std::uint64_t frame_ = 0;
+  std::int64_t step_ = 10'000;
   std::int64_t time_ = 1'700'000'000'000'000'000;
 };
 
@@ -550,5 +553,62 @@ TEST_CASE("reordering at the start of a capture: older PSNs that come later are 
     CHECK(of(r, EventType::OutOfOrder).size() == 1);
     CHECK(of(r, EventType::Retransmission).empty());
     CHECK(of(r, EventType::Timeout).empty());
+  }
+}
+
+// Lab 08's AR-off case in miniature, captured at the receiver's port. The
+// network reorders: PSN 2 overtakes PSN 1, the responder NAKs PSN 1, and the
+// requester's go-back-N resends of 1, 2, 3 are reordered too, so 2 arrives
+// first and 1 after it. Frames are 100 ns apart. The rule under test
+// (analyzer.cpp, reordered_go_back_n): first transmissions seen out of order
+// put the tap after the reordering; there a resend that goes back behind the
+// go-back-N round less than 8.192 µs after the NAK (4.096 µs × 2^1, the
+// shortest local ACK timeout IBTA 9.7.6.1.3 allows) belongs to that round.
+TEST_CASE("a go-back-N resend overtaken on the way is not a timeout at a receiver-side tap") {
+  using namespace wire::opcode;
+  auto run = [](bool reordered_originals, std::int64_t pause_before_psn1) {
+    Conversation c;
+    c.step(100);
+    c.request(kRcSendOnly, 0, 8);
+    if (reordered_originals) {
+      c.request(kRcSendOnly, 2, 8);  // PSN 1 overtaken
+      c.request(kRcSendOnly, 1, 8);  // frame 3: arrives late
+    } else {
+      c.request(kRcSendOnly, 1, 8);
+      c.request(kRcSendOnly, 2, 8);
+    }
+    c.request(kRcSendOnly, 3, 8);
+    auto& nak = c.response(kRcAcknowledge, 1, 0x60, 1);  // frame 5
+    CHECK(of(nak, EventType::NakSequence).size() == 1);
+    auto& first = c.request(kRcSendOnly, 2, 8);  // frame 6: the first resend seen
+    CHECK(of(first, EventType::GoBackN).size() == 1);
+    c.advance(pause_before_psn1);
+    auto& back = c.request(kRcSendOnly, 1, 8);  // frame 7: behind the round
+    std::vector<Event> out;
+    for (const Event& e : back.events) out.push_back(e);
+    return std::pair{out, std::string(describe(of(back, EventType::Retransmission).at(0)))};
+  };
+  auto only = [](const std::vector<Event>& v, EventType t) {
+    return std::count_if(v.begin(), v.end(), [t](const Event& e) { return e.type == t; });
+  };
+
+  SUBCASE("reordering seen, 200 ns after the NAK: part of the go-back-N round") {
+    const auto [events, text] = run(true, 0);
+    CHECK(only(events, EventType::Timeout) == 0);
+    const auto* rx = &*std::find_if(events.begin(), events.end(), [](const Event& e) {
+      return e.type == EventType::Retransmission;
+    });
+    CHECK(rx->cause == Cause::Nak);
+    CHECK(rx->code == 1);
+    CHECK(rx->value == 5);  // the NAK's frame
+    CHECK(text.find("receiver side") != std::string::npos);
+  }
+  SUBCASE("reordering seen, but 20 µs after the NAK: a timeout is possible, and named") {
+    const auto [events, text] = run(true, 20'000);
+    CHECK(only(events, EventType::Timeout) == 1);
+  }
+  SUBCASE("no reordering seen (a tap at the requester): a resend behind the round is a timeout") {
+    const auto [events, text] = run(false, 0);
+    CHECK(only(events, EventType::Timeout) == 1);
   }
 }

@@ -26,6 +26,8 @@ IbPacket sample(const OpcodeInfo& info, const std::vector<std::uint8_t>& payload
   if (info.has(Ext::ImmDt)) p.immdt = 0xC0DE0001;
   if (info.has(Ext::IETH)) p.ieth = 0x00001234;
   if (info.has(Ext::DETH)) p.deth = Deth{0x11111111, 0, 0x000001};
+  if (info.has(Ext::XRCETH)) p.xrc_srq = 0x00ABCD;
+  if (info.has(Ext::FETH)) p.feth = Feth{2, 1, 0};
   if (info.has_payload) p.payload = payload;
   return p;
 }
@@ -97,6 +99,8 @@ TEST_CASE("every opcode round-trips through encode and decode, with 0..5 payload
       CHECK(q.immdt == p.immdt);
       CHECK(q.ieth == p.ieth);
       CHECK(q.deth == p.deth);
+      CHECK(q.xrc_srq == p.xrc_srq);
+      CHECK(q.feth == p.feth);
       CHECK(std::vector<std::uint8_t>(q.payload.begin(), q.payload.end()) == payload);
       CHECK(q.payload_length == n);
       CHECK(q.icrc == 0u);
@@ -157,6 +161,77 @@ TEST_CASE("a truncation is described in both languages") {
   rdmalab::i18n::set_current(rdmalab::i18n::Lang::Zh);
   CHECK(describe(e) == "RETH 在偏移 42 处被截断（需要 16 字节，只有 10 字节）");
   rdmalab::i18n::set_current(rdmalab::i18n::Lang::En);
+}
+
+// Handcrafted packets, bytes written out from IBTA 1.5 and Linux rxe_hdr.h
+// (struct rxe_feth: placement type bits 3:0, selectivity bits 5:4; XRCETH: a
+// reserved byte and the 24-bit XRC SRQ number). What tshark 4.0.17 (Debian
+// 12) makes of these same packets: 0x1C and 0x1D are "Opcode: Unknown (28)"
+// and "(29)"; 0xAA and 0xB1 are named ("Extended Reliable Connection (XRC) -
+// RDMA WRITE Only", "- Acknowledge"), but for all four every byte after the
+// BTH is one "Vendor Specific or Unknown Header Sequence": it decodes neither
+// XRCETH, FETH, the RETH behind them, nor even the XRC ACK's AETH.
+TEST_CASE("FLUSH, ATOMIC WRITE and XRC packets decode field by field") {
+  SUBCASE("RC FLUSH: FETH then RETH, no payload") {
+    const std::vector<std::uint8_t> buf = {
+        0x1C, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x00, 0x07,  // BTH
+        0x00, 0x00, 0x00, 0x12,                          // FETH: SEL 1, PLT 2 (persistence)
+        0x00, 0x00, 0x7F, 0x00, 0x00, 0x00, 0x10, 0x00,  // RETH VA
+        0x00, 0x00, 0x12, 0x34, 0x00, 0x00, 0x10, 0x00,  // R_Key, DMA length 4096
+        0x00, 0x00, 0x00, 0x00};                         // ICRC
+    IbPacket q;
+    REQUIRE_FALSE(decode_ib(buf, 0, buf.size(), q).has_value());
+    REQUIRE(q.feth.has_value());
+    CHECK(q.feth->placement_type == 2);
+    CHECK(q.feth->selectivity == 1);
+    REQUIRE(q.reth.has_value());
+    CHECK(q.reth->va == 0x00007F0000001000);
+    CHECK(q.reth->rkey == 0x1234);
+    CHECK(q.reth->dma_len == 4096);
+    CHECK(q.payload_length == 0);
+  }
+  SUBCASE("RC ATOMIC WRITE: RETH and 8 bytes of payload") {
+    const std::vector<std::uint8_t> buf = {
+        0x1D, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x00, 0x08,  // BTH
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x20, 0x00,                          // RETH VA
+        0x00, 0x00, 0x00, 0x42, 0x00, 0x00, 0x00, 0x08,  // R_Key, DMA length 8
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // the value written
+        0x00, 0x00, 0x00, 0x00};                         // ICRC
+    IbPacket q;
+    REQUIRE_FALSE(decode_ib(buf, 0, buf.size(), q).has_value());
+    REQUIRE(q.reth.has_value());
+    CHECK(q.reth->dma_len == 8);
+    CHECK(q.payload_length == 8);
+    CHECK(q.payload[0] == 0x01);
+    CHECK(q.payload[7] == 0x08);
+  }
+  SUBCASE("XRC RDMA WRITE Only: XRCETH before RETH") {
+    const std::vector<std::uint8_t> buf = {
+        0xAA, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x11, 0x80, 0x00, 0x00, 0x09,  // BTH
+        0x00, 0x00, 0x0A, 0xBC,                          // XRCETH: XRC SRQ 0x000ABC
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x30, 0x00,  // RETH VA
+        0x00, 0x00, 0x00, 0x42, 0x00, 0x00, 0x00, 0x04,  // R_Key, DMA length 4
+        0xDE, 0xAD, 0xBE, 0xEF,                          // payload
+        0x00, 0x00, 0x00, 0x00};                         // ICRC
+    IbPacket q;
+    REQUIRE_FALSE(decode_ib(buf, 0, buf.size(), q).has_value());
+    CHECK(q.xrc_srq == 0x000ABCu);
+    REQUIRE(q.reth.has_value());
+    CHECK(q.reth->va == 0x3000);
+    CHECK(q.reth->dma_len == 4);
+    CHECK(q.payload_length == 4);
+  }
+  SUBCASE("XRC Acknowledge: no XRCETH, AETH right after the BTH") {
+    const std::vector<std::uint8_t> buf = {0xB1, 0x00, 0xFF, 0xFF, 0x00, 0x00,
+                                           0x00, 0x22, 0x00, 0x00, 0x00, 0x09,  // BTH
+                                           0x1F, 0x00, 0x00, 0x03,              // AETH
+                                           0x00, 0x00, 0x00, 0x00};             // ICRC
+    IbPacket q;
+    REQUIRE_FALSE(decode_ib(buf, 0, buf.size(), q).has_value());
+    CHECK_FALSE(q.xrc_srq.has_value());
+    REQUIRE(q.aeth.has_value());
+    CHECK(q.aeth->msn == 3);
+  }
 }
 
 TEST_CASE("unknown opcodes keep the rest as raw payload") {

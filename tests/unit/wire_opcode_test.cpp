@@ -42,16 +42,23 @@ const std::map<int, Expect> kIbta = {
     {0x14, {{"AtomicETH"}, false, Position::Only}},
     {0x16, {{"IETH"}, true, Position::Last}},
     {0x17, {{"IETH"}, true, Position::Only}},
+    // IBTA 1.5: FLUSH carries FETH then RETH and no payload; ATOMIC WRITE a
+    // RETH and its 8 bytes as payload (Linux rxe_opcode.c gives the same
+    // offsets: FETH at 12, RETH at 16; RETH at 12, payload at 28).
+    {0x1C, {{"FETH", "RETH"}, false, Position::Only}},
+    {0x1D, {{"RETH"}, true, Position::Only}},
     {0x64, {{"DETH"}, true, Position::Only}},
     {0x65, {{"DETH", "ImmDt"}, true, Position::Only}},
     {0x81, {{"CNP reserved"}, false, Position::Only}},
 };
 const std::map<std::string, std::size_t> kSizes = {
-    {"RETH", 16}, {"AETH", 4}, {"AtomicETH", 28}, {"AtomicAckETH", 8},
-    {"ImmDt", 4}, {"IETH", 4}, {"DETH", 8},       {"CNP reserved", 16}};
+    {"RETH", 16}, {"AETH", 4}, {"AtomicETH", 28},    {"AtomicAckETH", 8}, {"ImmDt", 4},
+    {"IETH", 4},  {"DETH", 8}, {"CNP reserved", 16}, {"XRCETH", 4},       {"FETH", 4}};
 }  // namespace
 
-TEST_CASE("every RC, UD and CNP opcode has the IBTA header sequence, sizes and payload flag") {
+TEST_CASE(
+    "every RC, UD and CNP opcode (FLUSH and ATOMIC WRITE included) has the IBTA header sequence, "
+    "sizes and payload flag") {
   for (const auto& [value, e] : kIbta) {
     CAPTURE(value);
     const OpcodeInfo* info = find_opcode(static_cast<std::uint8_t>(value));
@@ -87,14 +94,48 @@ TEST_CASE("UC opcodes mirror RC SEND and WRITE, and UC has no READ, ACK or atomi
   }
 }
 
-TEST_CASE("reserved, RD and XRC opcodes are not in the table") {
-  for (int v : {0x15, 0x18, 0x1F, 0x40, 0x4C, 0x60, 0x66, 0x80, 0xA0, 0xFF})
+TEST_CASE("reserved and RD opcodes are not in the table") {
+  for (int v : {0x15, 0x18, 0x1B, 0x1E, 0x1F, 0x40, 0x4C, 0x60, 0x66, 0x80, 0xB5, 0xB8, 0xBC, 0xFF})
     CHECK(find_opcode(static_cast<std::uint8_t>(v)) == nullptr);
 }
 
-TEST_CASE("the table is sorted and complete: 23 RC + 12 UC + 2 UD + CNP") {
+// XRC (IBTA annex A14): opcode 0xA0 + the RC operation code, for 0x00-0x17.
+// Every request carries the 4-byte XRCETH right after the BTH, before RETH,
+// AtomicETH, ImmDt or IETH; responses (READ responses, ACK, ATOMIC ACK) are
+// laid out as in RC (Linux rxe_opcode.c: XRCETH at offset 12 of every XRC
+// request, none in the responses).
+TEST_CASE("XRC opcodes are the RC ones at 0xA0 with an XRCETH first in every request") {
+  for (int op = 0; op < 0x18; ++op) {
+    CAPTURE(op);
+    const OpcodeInfo* xrc = find_opcode(static_cast<std::uint8_t>(0xA0 | op));
+    const OpcodeInfo* rc = find_opcode(static_cast<std::uint8_t>(op));
+    if (op == 0x15) {
+      CHECK(xrc == nullptr);
+      continue;
+    }
+    REQUIRE(xrc != nullptr);
+    REQUIRE(rc != nullptr);
+    CHECK(xrc->transport == Transport::XRC);
+    CHECK(xrc->name == rc->name);
+    CHECK(xrc->position == rc->position);
+    CHECK(xrc->has_payload == rc->has_payload);
+    const bool response = op >= 0x0D && op <= 0x12;
+    CHECK(xrc->is_response() == response);
+    std::vector<Ext> want;
+    if (!response) want.push_back(Ext::XRCETH);
+    for (Ext e : rc->exts()) want.push_back(e);
+    CHECK(std::vector<Ext>(xrc->exts().begin(), xrc->exts().end()) == want);
+    CHECK(xrc->ext_bytes() == rc->ext_bytes() + (response ? 0 : 4));
+  }
+  // The longest: XRC RDMA WRITE Only with Immediate, 12 + 4 + 16 + 4 bytes.
+  const OpcodeInfo* w = find_opcode(0xAB);
+  REQUIRE(w != nullptr);
+  CHECK(kBthSize + w->ext_bytes() == 36);
+}
+
+TEST_CASE("the table is sorted and complete: 25 RC + 12 UC + 2 UD + CNP + 23 XRC") {
   const auto t = opcode_table();
-  CHECK(t.size() == 38);
+  CHECK(t.size() == 25 + 12 + 2 + 1 + 23);
   for (const auto& row : t) CHECK(find_opcode(row.value) == &row);
 }
 
@@ -103,6 +144,9 @@ TEST_CASE("names follow Wireshark's opcode strings") {
   CHECK(find_opcode(0x10)->name == "RDMA READ response Only");
   CHECK(find_opcode(0x12)->name == "ATOMIC Acknowledge");
   CHECK(find_opcode(0x64)->name == "SEND only");
+  CHECK(find_opcode(0x1C)->name == "FLUSH");
+  CHECK(find_opcode(0x1D)->name == "ATOMIC WRITE");
+  CHECK(find_opcode(0xA4)->name == "SEND Only");
 }
 
 TEST_CASE("encoders find opcodes by operation") {
@@ -116,7 +160,7 @@ TEST_CASE("encoders find opcodes by operation") {
 TEST_CASE("the lookup by operation answers as a scan of the table would, for every combination") {
   std::size_t found = 0;
   for (int t = 0; t <= static_cast<int>(Transport::Unknown); ++t)
-    for (int op = 0; op <= static_cast<int>(Operation::Cnp); ++op)
+    for (int op = 0; op <= static_cast<int>(Operation::AtomicWrite); ++op)
       for (int pos = 0; pos <= static_cast<int>(Position::Only); ++pos)
         for (const bool imm : {false, true})
           for (const bool inv : {false, true}) {

@@ -3,6 +3,7 @@
 //   rdmapcap decode  FILE [--json] [--all]
 //   rdmapcap summary FILE [--json]
 //   rdmapcap ladder  FILE [--conversation N] [--svg OUT] [--rows N] [--color auto|always|never]
+//                         [--ascii]
 //
 // All the protocol work is in rdmalab::dissect; this file reads the file with
 // rdmalab::capture, feeds the analyser in frame order, and writes what the
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/cli/cli.hpp"
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/dissect/render.hpp"
 #include "rdmalab/i18n/i18n.hpp"
@@ -200,7 +202,7 @@ int cmd_summary(const std::string& path, bool json, bool check_icrc,
 }
 
 int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& svg_path,
-               std::size_t rows, const std::string& color) {
+               std::size_t rows, const std::string& color, bool ascii) {
   Out out;
   // First pass: find the conversation and both QP numbers.
   dissect::Analyzer first;
@@ -225,10 +227,11 @@ int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& s
   dissect::LadderOptions opt;
   opt.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) == 1 &&
                                     (no_color == nullptr || *no_color == '\0'));
+  opt.ascii = ascii;
   dissect::LadderText text(ends->first, ends->second, start, opt);
   dissect::LadderSvg svg(ends->first, ends->second, start, rows);
-  out.buf += fmt::format("{}\n", dissect::endpoint_string(ends->first) + "  ⇄  " +
-                                     dissect::endpoint_string(ends->second));
+  out.buf += fmt::format("{}  {}  {}\n", dissect::endpoint_string(ends->first), ascii ? "<->" : "⇄",
+                         dissect::endpoint_string(ends->second));
   text.header(out.buf);
   std::size_t drawn = 0;
   dissect::Analyzer second;
@@ -291,12 +294,9 @@ int main(int argc, char** argv) {
   i18n::init_from_args(argc, argv);
   CLI::App app{std::string(i18n::text(M("app"))), "rdmapcap"};
   app.footer(std::string(i18n::text(M("exit_codes"))));
-  app.set_help_flag("-h,--help", std::string(i18n::text(M("opt.help"))));
+  rdmalab::cli::localize(app);  // the help formatter, -h and --lang
   app.require_subcommand(1);
   app.fallthrough();  // --lang is also accepted after the subcommand
-  std::string lang;
-  app.add_option("--lang", lang, std::string(i18n::text(M("opt.lang"))))
-      ->check(CLI::IsMember({"en", "zh"}));
 
   std::string file, svg, color = "auto";
   bool json = false, all = false;
@@ -304,20 +304,23 @@ int main(int argc, char** argv) {
   std::size_t rows = 500;
 
   auto* decode = app.add_subcommand("decode", std::string(i18n::text(M("cmd.decode"))));
-  decode->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
+  decode->add_option(i18n::tr(M("arg.file")), file, std::string(i18n::text(M("opt.file"))))
+      ->required();
   decode->add_flag("--json", json, std::string(i18n::text(M("opt.json"))));
   decode->add_flag("--all", all, std::string(i18n::text(M("opt.all"))));
   bool payload = false;
   decode->add_flag("--payload", payload, std::string(i18n::text(M("opt.payload"))));
 
   auto* summary = app.add_subcommand("summary", std::string(i18n::text(M("cmd.summary"))));
-  summary->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
+  summary->add_option(i18n::tr(M("arg.file")), file, std::string(i18n::text(M("opt.file"))))
+      ->required();
   summary->add_flag("--json", json, std::string(i18n::text(M("opt.json"))));
   bool no_icrc = false;
   summary->add_flag("--no-icrc", no_icrc, std::string(i18n::text(M("opt.no_icrc"))));
 
   auto* ladder = app.add_subcommand("ladder", std::string(i18n::text(M("cmd.ladder"))));
-  ladder->add_option("file", file, std::string(i18n::text(M("opt.file"))))->required();
+  ladder->add_option(i18n::tr(M("arg.file")), file, std::string(i18n::text(M("opt.file"))))
+      ->required();
   ladder->add_option("-c,--conversation", conv, std::string(i18n::text(M("opt.conv"))))
       ->check(CLI::PositiveNumber);
   ladder->add_option("--svg", svg, std::string(i18n::text(M("opt.svg"))));
@@ -325,6 +328,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   ladder->add_option("--color", color, std::string(i18n::text(M("opt.color"))))
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  bool ascii = false;
+  ladder->add_flag("--ascii", ascii, std::string(i18n::text(M("opt.ascii"))));
 
   // Options of the analysis, shared by decode and summary.
   std::string link_speed;
@@ -341,8 +346,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    return rdmalab::cli::exit_for(app, e);
   }
   dissect::AnalyzerOptions aopt;
   if (!link_speed.empty()) {
@@ -357,5 +361,5 @@ int main(int argc, char** argv) {
   aopt.max_channels = max_channels;
   if (*decode) return cmd_decode(file, json, all, payload, aopt);
   if (*summary) return cmd_summary(file, json, !no_icrc, aopt);
-  return cmd_ladder(file, conv, svg, rows, color);
+  return cmd_ladder(file, conv, svg, rows, color, ascii);
 }

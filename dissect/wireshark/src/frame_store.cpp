@@ -19,7 +19,9 @@ bool is_request(Operation op) {
     case Operation::Write:
     case Operation::ReadRequest:
     case Operation::CompareSwap:
-    case Operation::FetchAdd: return true;
+    case Operation::FetchAdd:
+    case Operation::Flush:
+    case Operation::AtomicWrite: return true;
     default: return false;
   }
 }

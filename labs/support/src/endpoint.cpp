@@ -43,7 +43,7 @@ constexpr std::array kCatalog{
             "{0}通过带外方式（例如 TCP）告诉对端："},
     Message{"transition", "{0}, QP {1}:", "{0}，QP {1}："},
     Message{"wc", "{0} completion: status {1}, opcode {2}, wr_id {3}, byte_len {4}, qp_num {5}",
-            "{0}的工作完成：状态 {1}，操作码 {2}，wr_id {3}，byte_len {4}，qp_num {5}"},
+            "{0}的 WC：status {1}，opcode {2}，wr_id {3}，byte_len {4}，qp_num {5}"},
     Message{"poll", "ibv_poll_cq({0} CQ) until {1} completion(s)",
             "ibv_poll_cq（{0}的 CQ），直到收到 {1} 个工作完成"},
     Message{"got", "{} completion(s)", "{} 个工作完成"},

@@ -32,6 +32,10 @@ constexpr std::array kCatalog{
             "每一步之前暂停，按回车继续"},
     Message{"opt.quiet", "print only the result", "只输出结果"},
     Message{"opt.json", "print the result as JSON", "以 JSON 格式输出结果"},
+    Message{"opt.ascii",
+            "draw the wire view's ladder with ASCII characters only (for terminals that draw "
+            "box-drawing characters two columns wide)",
+            "时序图只用 ASCII 字符绘制（适用于把制表符显示为两列宽的终端）"},
     Message{"opt.capture", "where the simulator writes the capture of the wire",
             "模拟器写入线路抓包文件的路径"},
     Message{"opt.seed", "seed of the simulator's random choices (same seed, same capture)",
@@ -49,9 +53,10 @@ constexpr std::array kCatalog{
     Message{"opt.mtu", "path MTU: 256, 512, 1024, 2048 or 4096",
             "路径 MTU：256、512、1024、2048 或 4096"},
     Message{"step", "Step {0}: {1}", "第 {0} 步：{1}"},
+    Message{"call.who", "{0}: {1}", "{0}：{1}"},
     Message{"press_enter", "(press Enter to continue)", "（按回车继续）"},
-    Message{"ok", "OK", "成功"},
-    Message{"failed", "FAILED", "失败"},
+    Message{"ok", "OK", "通过"},
+    Message{"failed", "FAILED", "未通过"},
     Message{"verdict.ok", "{}: all checks passed", "{}：全部检查通过"},
     Message{"verdict.failed", "{}: some checks failed", "{}：部分检查未通过"},
     Message{"check.line", "  [{0}] {1}", "  [{0}] {1}"},
@@ -77,6 +82,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id
   app.add_flag("--step", o.step, i18n::tr(M("opt.step")));
   app.add_flag("--quiet", o.quiet, i18n::tr(M("opt.quiet")));
   app.add_flag("--json", o.json, i18n::tr(M("opt.json")));
+  app.add_flag("--ascii", o.ascii, i18n::tr(M("opt.ascii")));
   o.capture = fmt::format("captures/{}.pcap", lab_id);
   app.add_option("--capture", o.capture, i18n::tr(M("opt.capture")))->capture_default_str();
   app.add_option("--seed", o.seed, i18n::tr(M("opt.seed")))->capture_default_str();
@@ -97,7 +103,11 @@ void add_mtu_option(CLI::App& app, int& mtu) {
 }
 
 Narrator::Narrator(const CommonOptions& o, std::string lab_id)
-    : quiet_(o.quiet), json_(o.json), pause_(o.step && !o.json), lab_id_(std::move(lab_id)) {
+    : quiet_(o.quiet),
+      json_(o.json),
+      pause_(o.step && !o.json),
+      ascii_(o.ascii),
+      lab_id_(std::move(lab_id)) {
   result_["lab"] = lab_id_;
 }
 
@@ -117,6 +127,10 @@ void Narrator::call(std::string_view verb_and_args, std::string_view result) {
   std::cout << "  " << verb_and_args;
   if (!result.empty()) std::cout << "\n    -> " << result;
   std::cout << "\n";
+}
+
+void Narrator::call(std::string_view who, std::string_view verb_and_args, std::string_view result) {
+  call(i18n::tr(M("call.who"), who, verb_and_args), result);
 }
 
 void Narrator::field(std::string_view name, std::string_view value, std::string_view why) {

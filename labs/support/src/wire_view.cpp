@@ -137,6 +137,7 @@ WireFacts show_wire(Narrator& n, const std::string& path) {
   // One ladder per conversation (a lab with two QP pairs shows two).
   dissect::LadderOptions lo;
   lo.color = cli::use_colour(1);
+  lo.ascii = n.ascii();
   std::string out;
   std::size_t shown = 0;
   for (std::uint32_t id = 1; id <= facts.conversations.size(); ++id) {

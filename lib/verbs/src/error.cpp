@@ -176,7 +176,7 @@ constexpr std::array kCatalog{
             "the peer QP is in RTR/RTS with the right dest QPN and PSN, and the timeout value "
             "(4.096 us * 2^timeout per try).",
             "重传 retry_cnt 次后仍未收到 ACK：检查 GID 索引和路由、对端 QP 是否处于 RTR/RTS 且目的 "
-            "QPN 与 PSN 正确，以及 timeout 取值（每次等待 4.096 微秒 × 2^timeout）。"},
+            "QPN 与 PSN 正确，以及 timeout 取值（每次等待 4.096 µs × 2^timeout）。"},
     Message{"wc.rnr_retry_exc",
             "the peer had no receive WQE posted (RNR NAK) for rnr_retry tries: post receives "
             "before the sender sends, or raise rnr_retry (7 = retry forever).",

@@ -40,7 +40,7 @@ constexpr std::array kCatalog{
             "对端在发送完整的一行之前就关闭了连接"},
     Message{"too_long", "the peer's message is longer than {} bytes", "对端的消息超过了 {} 字节"},
     Message{"invalid", "the peer sent an invalid connection message ({}): \"{}\"",
-            "对端发来的连接信息无效（{}）：\"{}\""},
+            "对端发来的连接信息无效（{}）：“{}”"},
 };
 consteval const Message& M(std::string_view key) {
   return i18n::find(kCatalog, key);

@@ -23,6 +23,8 @@ std::string_view layer_name(Layer l) noexcept {
     case Layer::Ieth: return "IETH";
     case Layer::Deth: return "DETH";
     case Layer::CnpPad: return "CNP";
+    case Layer::Xrceth: return "XRCETH";
+    case Layer::Feth: return "FETH";
     case Layer::Payload: return "payload";
     case Layer::Icrc: return "ICRC";
   }
@@ -39,6 +41,8 @@ Layer layer_of(Ext e) noexcept {
     case Ext::IETH: return Layer::Ieth;
     case Ext::DETH: return Layer::Deth;
     case Ext::CnpPad: return Layer::CnpPad;
+    case Ext::XRCETH: return Layer::Xrceth;
+    case Ext::FETH: return Layer::Feth;
   }
   return Layer::Payload;
 }
@@ -168,6 +172,21 @@ bool decode_ext(Ext e, Reader& r, IbPacket& p) noexcept {
       break;
     }
     case Ext::CnpPad: (void)r.skip(ext_size(e)); break;
+    case Ext::XRCETH: {
+      std::uint8_t reserved = 0;
+      std::uint32_t srq = 0;
+      (void)r.u8(reserved);
+      (void)r.u24(srq);
+      p.xrc_srq = srq;
+      break;
+    }
+    case Ext::FETH: {
+      std::uint32_t bits = 0;
+      (void)r.u32(bits);
+      p.feth = Feth{static_cast<std::uint8_t>(bits & 0xF),
+                    static_cast<std::uint8_t>((bits >> 4) & 0x3), bits >> 6};
+      break;
+    }
   }
   return true;
 }
@@ -197,6 +216,12 @@ std::uint8_t* encode_ext_at(Ext e, const IbPacket& pk, std::uint8_t* p) noexcept
       const std::size_t n = ext_size(e);
       std::memset(p, 0, n);
       return p + n;
+    }
+    case Ext::XRCETH: return put24(put8(p, 0), pk.xrc_srq.value_or(0) & 0xFFFFFF);
+    case Ext::FETH: {
+      const Feth h = pk.feth.value_or(Feth{});
+      return put32(p,
+                   (h.reserved << 6) | ((h.selectivity & 0x3u) << 4) | (h.placement_type & 0xFu));
     }
   }
   return p;

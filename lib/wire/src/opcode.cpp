@@ -13,7 +13,7 @@ struct Row {
   Operation op;
   Position pos;
   std::string_view name;
-  std::array<Ext, 2> exts;
+  std::array<Ext, 3> exts;
   std::uint8_t n_ext;
   bool payload;
   bool imm;
@@ -56,15 +56,37 @@ constexpr std::array<Row, 24> kRcRows{{
     {Send, Only, "SEND Only with Invalidate", {Ext::IETH}, 1, true, false, true},
 }};
 
+// IBTA 1.5 additions to RC, after the reserved 0x18-0x1B. FLUSH carries its
+// FETH before the RETH that names the range (rxe_opcode.c: FETH at offset 12,
+// RETH at 16); ATOMIC WRITE carries a RETH and the 8 bytes to write as its
+// payload. rxe answers both with an RDMA READ response Only of length zero.
+constexpr std::array<Row, 2> kRcRows15{{
+    {Flush, Only, "FLUSH", {Ext::FETH, Ext::RETH}, 2, false, false, false},
+    {AtomicWrite, Only, "ATOMIC WRITE", {Ext::RETH}, 1, true, false, false},
+}};
+
 constexpr OpcodeInfo make(std::uint8_t value, Transport t, const Row& r) {
   return OpcodeInfo{value, t, r.op, r.pos, r.name, r.exts, r.n_ext, r.payload, r.imm, r.inv};
 }
 
+// The XRC row of an RC row: requests carry the XRCETH first, before any
+// RETH, AtomicETH, ImmDt or IETH (IBTA annex A14; rxe_opcode.c puts it at
+// offset 12 of every XRC request); responses are laid out as in RC.
+constexpr OpcodeInfo make_xrc(std::uint8_t value, const Row& r) {
+  OpcodeInfo o = make(value, XRC, r);
+  if (o.is_response()) return o;
+  o.ext_storage = {Ext::XRCETH, r.exts[0], r.exts[1]};
+  o.ext_count = static_cast<std::uint8_t>(r.n_ext + 1);
+  return o;
+}
+
 constexpr auto build_table() {
-  std::array<OpcodeInfo, 23 + 12 + 2 + 1> t{};
+  std::array<OpcodeInfo, 23 + 2 + 12 + 2 + 1 + 23> t{};
   std::size_t n = 0;
   for (std::size_t i = 0; i < kRcRows.size(); ++i)
     if (i != 0x15) t[n++] = make(static_cast<std::uint8_t>(i), RC, kRcRows[i]);
+  t[n++] = make(opcode::kRcFlush, RC, kRcRows15[0]);
+  t[n++] = make(opcode::kRcAtomicWrite, RC, kRcRows15[1]);
   for (std::uint8_t i = 0; i < 12; ++i)
     t[n++] = make(static_cast<std::uint8_t>(0x20 | i), UC, kRcRows[i]);
   // UD carries a DETH after the BTH (IBTA 9.2, table 38: 0x64, 0x65). Wireshark
@@ -75,6 +97,8 @@ constexpr auto build_table() {
   // Congestion Notification Packet, RoCEv2 annex A17.9.2: BTH, 16 reserved
   // bytes, ICRC.
   t[n++] = OpcodeInfo{0x81, CNP, Cnp, Only, "CNP", {Ext::CnpPad}, 1, false, false, false};
+  for (std::size_t i = 0; i < kRcRows.size(); ++i)
+    if (i != 0x15) t[n++] = make_xrc(static_cast<std::uint8_t>(0xA0 | i), kRcRows[i]);
   return t;
 }
 
@@ -100,7 +124,7 @@ constexpr auto kIndex = build_index();
 // asks for every packet it builds. The first matching row of the table wins,
 // as a scan of it would find.
 constexpr std::size_t kTransports = static_cast<std::size_t>(Transport::Unknown) + 1;
-constexpr std::size_t kOperations = static_cast<std::size_t>(Operation::Cnp) + 1;
+constexpr std::size_t kOperations = static_cast<std::size_t>(Operation::AtomicWrite) + 1;
 constexpr std::size_t kPositions = static_cast<std::size_t>(Position::Only) + 1;
 constexpr std::size_t kCombinations = kTransports * kOperations * kPositions * 4;
 constexpr std::size_t combination(Transport t, Operation op, Position pos, bool immediate,
@@ -135,6 +159,8 @@ std::string_view ext_name(Ext e) noexcept {
     case Ext::IETH: return "IETH";
     case Ext::DETH: return "DETH";
     case Ext::CnpPad: return "CNP reserved";
+    case Ext::XRCETH: return "XRCETH";
+    case Ext::FETH: return "FETH";
   }
   return "?";
 }

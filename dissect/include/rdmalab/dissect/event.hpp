@@ -32,7 +32,8 @@ enum class EventType : std::uint8_t {
   GoBackN,         // first resend after a NAK (related_frame), `delta_ns` after it
   RnrRetry,        // first resend after an RNR NAK, `delta_ns` after it (timer in `code`)
   Timeout,         // resend with no NAK after `delta_ns` of silence: timeout `code`, retry `count`
-  Retransmission,  // this packet resends PSN psn first sent in related_frame
+  Retransmission,  // this packet resends PSN psn first sent in related_frame; code 1: a resend
+                   // of the go-back-N round of the NAK in frame `value`, overtaken on the way
   DuplicateRequest,   // a resent PSN the responder had already acknowledged
   DuplicateAck,       // an ACK repeating the previous ACK (same PSN and MSN)
   UnmatchedResponse,  // a response to requests the capture does not hold

@@ -59,6 +59,10 @@ void append_json_string(std::string_view s, std::string& out);
 struct LadderOptions {
   bool color = false;     // ANSI colours for the terminal
   std::size_t width = 0;  // columns between the two lifelines (0: default 44)
+  /// Draw with ASCII only (| - > < and letters for the marks): the box-drawing
+  /// characters and arrows are East-Asian "ambiguous width", drawn two
+  /// columns wide by many CJK terminals, which breaks the alignment.
+  bool ascii = false;
 };
 
 class LadderText {

@@ -21,8 +21,7 @@ inline constexpr std::array kCatalog{
         "read (missing, not a capture, truncated, unsupported link type).",
         "退出码：0 成功；1 抓包中有协议错误（格式错误的报文、ICRC 错误、致命 NAK、重试耗尽）；2 "
         "用法错误；3 输入文件无法读取（不存在、不是抓包文件、文件被截断、不支持的链路层类型）。"},
-    Message{"opt.help", "print this help and exit", "显示本帮助并退出"},
-    Message{"opt.lang", "language of the output: en or zh", "输出语言：en 或 zh"},
+    Message{"arg.file", "file", "抓包文件"},  // the positional's name in the usage line
     Message{"opt.file", "capture file (pcap or pcapng)", "抓包文件（pcap 或 pcapng）"},
     Message{"opt.json", "write JSON (decode: one object per RoCE packet, JSON Lines)",
             "输出 JSON（decode：每个 RoCE 报文一个对象，JSON Lines 格式）"},
@@ -40,13 +39,16 @@ inline constexpr std::array kCatalog{
     Message{"opt.rows", "draw at most this many packets", "最多画出这么多个报文"},
     Message{"opt.color", "colour: auto, always or never (NO_COLOR is respected)",
             "颜色：auto、always 或 never（遵循 NO_COLOR 环境变量）"},
+    Message{"opt.ascii",
+            "draw with ASCII characters only (for terminals that draw box-drawing characters "
+            "two columns wide)",
+            "只用 ASCII 字符绘制（适用于把制表符显示为两列宽的终端）"},
     Message{"cmd.decode", "every packet, header by header, each field explained, ICRC checked",
             "逐个报文、逐个头部解码，解释每个字段并校验 ICRC"},
     Message{"cmd.summary",
             "per conversation: messages, losses, NAKs, timeouts, round trips, goodput",
             "按会话统计：消息、丢包、NAK、超时、往返时延、有效吞吐"},
-    Message{"cmd.ladder", "time-sequence (ladder) diagram of one conversation",
-            "一个会话的时序（梯形）图"},
+    Message{"cmd.ladder", "time-sequence (ladder) diagram of one conversation", "一个会话的时序图"},
     Message{"err.link",
             "{0}: unsupported link type {1} (rdmapcap reads Ethernet, Linux cooked SLL/SLL2 and "
             "raw IP)",

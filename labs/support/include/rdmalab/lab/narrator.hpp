@@ -30,6 +30,7 @@ struct CommonOptions {
   bool step = false;                    // --step
   bool quiet = false;                   // --quiet
   bool json = false;                    // --json
+  bool ascii = false;                   // --ascii: the wire view's ladder in ASCII only
   std::string capture;                  // --capture (simulator), default ./captures/labNN.pcap
   std::uint64_t seed = 1;               // --seed (simulator)
   std::optional<int> port_mtu;          // --port-mtu (simulator): every host's port MTU
@@ -51,6 +52,8 @@ class Narrator {
   void step(std::string_view title);
   /// A verbs call and what came back: "ibv_reg_mr(...) -> lkey 0x1234".
   void call(std::string_view verb_and_args, std::string_view result);
+  /// The same, made by one side of the lab: "server: ibv_alloc_pd(ctx)".
+  void call(std::string_view who, std::string_view verb_and_args, std::string_view result);
   /// A field of a structure being shown (WR, WC, attribute), aligned.
   void field(std::string_view name, std::string_view value, std::string_view why = {});
   /// A sentence of explanation.
@@ -68,12 +71,14 @@ class Narrator {
   nlohmann::json& result() noexcept { return result_; }
   [[nodiscard]] bool all_ok() const noexcept { return ok_; }
   [[nodiscard]] bool narrating() const noexcept { return !quiet_ && !json_; }
+  /// Draw the ladder with ASCII characters only (--ascii).
+  [[nodiscard]] bool ascii() const noexcept { return ascii_; }
 
   /// Prints the verdict (text or JSON) and returns the exit status.
   [[nodiscard]] int finish();
 
  private:
-  bool quiet_, json_, pause_;
+  bool quiet_, json_, pause_, ascii_;
   int step_no_ = 0;
   bool ok_ = true;
   std::string lab_id_;

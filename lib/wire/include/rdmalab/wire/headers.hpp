@@ -111,6 +111,15 @@ struct Deth {
   friend bool operator==(const Deth&, const Deth&) = default;
 };
 
+/// FLUSH Extended Transport Header, 4 bytes (IBTA 1.5; rxe_hdr.h struct
+/// rxe_feth): which memory the FLUSH reaches and how far it pushes the data.
+struct Feth {
+  std::uint8_t placement_type = 0;  // bits 3:0: 1 global visibility, 2 persistence
+  std::uint8_t selectivity = 0;     // bits 5:4: 0 the memory region's range, 1 the whole MR
+  std::uint32_t reserved = 0;       // bits 31:6
+  friend bool operator==(const Feth&, const Feth&) = default;
+};
+
 /// Global Route Header, 40 bytes (RoCEv1; also the first 40 bytes of a UD
 /// receive buffer).
 struct Grh {
@@ -136,6 +145,8 @@ struct IbPacket {
   std::optional<std::uint32_t> immdt;  // infiniband.immdt, the 32 bits as on the wire
   std::optional<std::uint32_t> ieth;   // infiniband.ieth, R_Key to invalidate
   std::optional<Deth> deth;
+  std::optional<std::uint32_t> xrc_srq;  // XRCETH: the XRC SRQ number (24 bits)
+  std::optional<Feth> feth;
   /// Payload without the pad bytes. When decoding a snap-length-truncated
   /// frame, only the captured part.
   Bytes payload;
@@ -158,6 +169,8 @@ struct IbPacket {
     immdt.reset();
     ieth.reset();
     deth.reset();
+    xrc_srq.reset();
+    feth.reset();
     payload = {};
     payload_length = 0;
     icrc.reset();
@@ -182,6 +195,8 @@ enum class Layer : std::uint8_t {
   Ieth,
   Deth,
   CnpPad,
+  Xrceth,
+  Feth,
   Payload,
   Icrc,
 };

@@ -6,10 +6,14 @@
 // sits (First/Middle/Last/Only), which extension headers follow the BTH and in
 // which order, and whether a payload follows.
 //
-// Source: IBTA vol. 1, 9.2 (table 38, "OpCode field") and annex A17 (RoCEv2,
-// CNP = 0x81). RD (0x40-0x5F) and XRC (0xA0-0xBF) are not in the table: no
-// RoCE deployment uses RD, and XRC needs the XRCETH this library does not
-// model yet; such packets decode as "unknown opcode" and stay raw.
+// Source: IBTA vol. 1, 9.2 (table 38, "OpCode field"), annex A17 (RoCEv2,
+// CNP = 0x81), annex A14 (XRC) and the 1.5 additions RC FLUSH (0x1C) and RC
+// ATOMIC WRITE (0x1D); layouts checked against the Linux kernel's
+// include/rdma/ib_pack.h and drivers/infiniband/sw/rxe (rxe_opcode.c,
+// rxe_hdr.h). XRC uses the RC operations 0x00-0x17 at 0xA0-0xB7 with an
+// XRCETH right after the BTH of every request (responses carry none). RD
+// (0x40-0x5F) is not in the table: no RoCE deployment uses it; such packets
+// decode as "unknown opcode" and stay raw.
 #pragma once
 
 #include <array>
@@ -33,6 +37,8 @@ enum class Operation : std::uint8_t {
   CompareSwap,
   FetchAdd,
   Cnp,
+  Flush,        // RC FLUSH (0x1C): make earlier writes persistent or visible
+  AtomicWrite,  // RC ATOMIC WRITE (0x1D): an 8-byte write done as one unit
 };
 
 /// Where the packet sits inside its message (IBTA 9.2: First/Middle/Last/Only).
@@ -40,7 +46,18 @@ enum class Operation : std::uint8_t {
 enum class Position : std::uint8_t { First, Middle, Last, Only };
 
 /// Extension headers that may follow the BTH.
-enum class Ext : std::uint8_t { RETH, AETH, AtomicETH, AtomicAckETH, ImmDt, IETH, DETH, CnpPad };
+enum class Ext : std::uint8_t {
+  RETH,
+  AETH,
+  AtomicETH,
+  AtomicAckETH,
+  ImmDt,
+  IETH,
+  DETH,
+  CnpPad,
+  XRCETH,  // XRC: reserved byte + 24-bit XRC SRQ number
+  FETH,    // FLUSH: placement type (bits 3:0) and selectivity level (bits 5:4)
+};
 
 /// Size in bytes of each extension header on the wire.
 [[nodiscard]] constexpr std::size_t ext_size(Ext e) noexcept {
@@ -53,6 +70,8 @@ enum class Ext : std::uint8_t { RETH, AETH, AtomicETH, AtomicAckETH, ImmDt, IETH
     case Ext::IETH: return 4;
     case Ext::DETH: return 8;
     case Ext::CnpPad: return 16;
+    case Ext::XRCETH: return 4;
+    case Ext::FETH: return 4;
   }
   return 0;
 }
@@ -68,7 +87,7 @@ struct OpcodeInfo {
   /// The operation name as Wireshark prints it after the transport prefix,
   /// e.g. "RDMA WRITE First".
   std::string_view name;
-  std::array<Ext, 2> ext_storage;
+  std::array<Ext, 3> ext_storage;
   std::uint8_t ext_count;
   bool has_payload;
   bool has_immediate;
@@ -88,7 +107,8 @@ struct OpcodeInfo {
     for (Ext x : exts()) n += ext_size(x);
     return n;
   }
-  /// Packets a responder sends (ACK, atomic ACK, READ response).
+  /// Packets a responder sends (ACK, atomic ACK, READ response; the READ
+  /// response Only of length zero also answers FLUSH and ATOMIC WRITE).
   [[nodiscard]] constexpr bool is_response() const noexcept {
     return operation == Operation::Acknowledge || operation == Operation::AtomicAcknowledge ||
            operation == Operation::ReadResponse;
@@ -138,9 +158,17 @@ inline constexpr std::uint8_t kRcCompareSwap = 0x13;
 inline constexpr std::uint8_t kRcFetchAdd = 0x14;
 inline constexpr std::uint8_t kRcSendLastInv = 0x16;
 inline constexpr std::uint8_t kRcSendOnlyInv = 0x17;
+inline constexpr std::uint8_t kRcFlush = 0x1C;
+inline constexpr std::uint8_t kRcAtomicWrite = 0x1D;
 inline constexpr std::uint8_t kUdSendOnly = 0x64;
 inline constexpr std::uint8_t kUdSendOnlyImm = 0x65;
 inline constexpr std::uint8_t kCnp = 0x81;
+inline constexpr std::uint8_t kXrcSendFirst = 0xA0;
+inline constexpr std::uint8_t kXrcWriteOnly = 0xAA;
+inline constexpr std::uint8_t kXrcReadRequest = 0xAC;
+inline constexpr std::uint8_t kXrcAcknowledge = 0xB1;
+inline constexpr std::uint8_t kXrcFetchAdd = 0xB4;
+inline constexpr std::uint8_t kXrcSendOnlyInv = 0xB7;
 }  // namespace opcode
 
 }  // namespace rdmalab::wire
