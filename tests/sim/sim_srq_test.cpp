@@ -103,8 +103,8 @@ TEST_CASE("SRQ: a multi-packet SEND keeps the WQE it took while another QP's mes
     seen.insert(wc.wr_id);
     // Whichever WQE a QP took holds that QP's whole message.
     const std::size_t from = wc.qp_num == s.receivers[0]->qp_num() ? 0 : 8192;
-    CHECK(std::memcmp(s.p.buf_b.data() + (wc.wr_id - 200) * kSlot, s.p.buf_a.data() + from,
-                      3000) == 0);
+    CHECK(std::memcmp(s.p.buf_b.data() + (wc.wr_id - 200) * kSlot, s.p.buf_a.data() + from, 3000) ==
+          0);
   }
   CHECK(seen == std::set<std::uint64_t>{200, 201});
 }

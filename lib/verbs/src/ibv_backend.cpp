@@ -103,7 +103,8 @@ class IbvSrq final : public Srq {
  public:
   explicit IbvSrq(ibv_srq* srq) : srq_(srq) {}
   ~IbvSrq() override {
-    if (const int rc = ibv_destroy_srq(srq_); rc != 0) report_destroy_failure("ibv_destroy_srq", rc);
+    if (const int rc = ibv_destroy_srq(srq_); rc != 0)
+      report_destroy_failure("ibv_destroy_srq", rc);
   }
   int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept override {
     return ibv_post_srq_recv(srq_, wr, bad);
