@@ -231,6 +231,18 @@ run dead-peer -- "${bin[softroce_dead_peer]}"
 capture_stop
 nft delete table inet rdmalab_dead
 
+# Lab 14 (shared receive queue): on rxe0 alone; across the wire (three sender
+# QPs on rxe1, three receiver QPs on one SRQ on rxe0), captured; and across the
+# wire with the SRQ left empty: RNR NAKs to every sender QP.
+lab14=${bin[lab14-srq]}
+run lab14-srq -- "$lab14" --backend verbs -d rxe0 --json
+capture_start lab14-srq-wire
+run lab14-srq-wire -- "$lab14" --backend verbs -d rxe1 --peer-dev rxe0 --json
+capture_stop
+capture_start lab14-srq-empty-wire
+run lab14-srq-empty-wire -- "$lab14" --backend verbs -d rxe1 --peer-dev rxe0 --json --empty-srq
+capture_stop
+
 # Last, chapter 2's "Two rxe devices on your own machine" exactly as the
 # chapter shows it: the harness's own set-up is taken down first (deleting the
 # veth removes both rxe devices; the policy rules are undone by hand), then

@@ -162,7 +162,8 @@ TEST_CASE("device limits on the simulator, probed through the verbs interface") 
     CHECK(!d.attrs->max_cq.has_value());
     CHECK(d.attrs->max_cqe == 1 << 20);
     CHECK(d.attrs->max_qp_wr == 16384);
-    CHECK(d.attrs->max_srq == 0);
+    CHECK(d.attrs->max_srq == 1024);  // sim::DeviceLimits
+    CHECK(d.attrs->max_srq_wr == 16384);
     CHECK(d.attrs->max_cq_count == 0);
   }
   const auto checks = run_doctor(in, {});

@@ -171,6 +171,36 @@ struct RecvWqe {
   bool valid = true;         // every SGE inside an MR with local write
 };
 
+struct Engine;
+
+/// Fills a receive WQE from a posted request (ibv_post_recv,
+/// ibv_post_srq_recv): its SGEs go to `sges` as host addresses; an SGE
+/// outside an MR of `pd` with local write makes the WQE invalid (the
+/// receive fails when a message uses it).
+void fill_recv_wqe(Engine& e, const Device& d, const ProtectionDomain* pd, const ibv_recv_wr& wr,
+                   RecvWqe& r, ibv_sge* sges) noexcept;
+
+/// The state of one shared receive queue (SharedReceiveQueue): a ring of
+/// max_wr receive WQEs, each with room for max_sge SGEs, and the limit.
+struct SrqImpl {
+  Device* device = nullptr;
+  ProtectionDomain* pd = nullptr;
+  SharedReceiveQueue* handle = nullptr;
+  ibv_srq raw{};
+  std::uint32_t max_sge = 1;
+  std::uint32_t limit = 0;  // 0: disarmed
+  std::vector<RecvWqe> ring;
+  std::vector<ibv_sge> sge;
+  std::size_t head = 0;
+  std::size_t count = 0;
+  int users = 0;  // QPs taking their receives from it
+
+  /// Moves the WQE at the head into `wqe` and its SGEs into `sges` (resized
+  /// to max_sge); false when the SRQ is empty. Fires the limit event when the
+  /// WQEs left fall below an armed limit (rxe's get_srq_wqe()).
+  bool take(RecvWqe& wqe, std::vector<ibv_sge>& sges);
+};
+
 /// Something the responder side has to put on the wire.
 struct RespItem {
   enum class Kind : std::uint8_t { Ack, AtomicAck, ReadResponse } kind = Kind::Ack;
@@ -263,6 +293,12 @@ struct QpImpl {
   std::vector<ibv_sge> rq_sge;
   std::size_t rq_head = 0;
   std::size_t rq_count = 0;
+  // Shared receive queue (nullptr: the QP's own receive queue above). The
+  // WQE a message took from it is kept here until the message completes.
+  SrqImpl* srq = nullptr;
+  RecvWqe srq_wqe;
+  std::vector<ibv_sge> srq_sge;
+  bool srq_taken = false;
 
   // Responder state.
   std::uint32_t epsn = 0;
@@ -359,7 +395,10 @@ struct QpImpl {
   void send_response_item();
   void queue_ack(std::uint32_t psn, std::uint8_t syndrome, bool coalesce);
   void flush_ack();
-  bool scatter_recv(std::size_t slot, std::uint64_t offset, wire::Bytes data);
+  /// A receive WQE for the message that starts now: with an SRQ one is
+  /// taken from it (SrqImpl::take); false when none is posted.
+  bool take_recv();
+  bool scatter_recv(std::uint64_t offset, wire::Bytes data);
   void complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op, unsigned flags,
                      std::uint32_t imm, std::uint32_t src_qp);
   MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;

@@ -96,6 +96,9 @@ void QpImpl::flush_all(ibv_wc_status first_status) {
   started = 0;
   rd_atomic_outstanding = 0;
   while (rq_count > 0) complete_recv(IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV, 0, 0, 0);
+  // With an SRQ only the WQE this QP took is flushed; the others stay in the
+  // SRQ for its other QPs.
+  if (srq_taken) complete_recv(IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV, 0, 0, 0);
 }
 
 void QpImpl::enter_error(ibv_wc_status first_status) {
@@ -114,6 +117,7 @@ void QpImpl::reset_queues() {
   reread = false;
   tx_pkt = 0;
   rq_head = rq_count = 0;
+  srq_taken = false;
   resp.clear();
   ack_pending = false;
   ack_armed = false;

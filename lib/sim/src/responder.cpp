@@ -207,11 +207,11 @@ QpImpl::Verdict QpImpl::execute_send(const wire::IbPacket& p, const wire::Opcode
   if (first_or_only ? (in_send || in_write) : !in_send) return Verdict::InvalidRequest;
   if ((last_or_only ? len > mtu : len != mtu)) return Verdict::InvalidRequest;
   if (first_or_only) {
-    if (rq_count == 0) return Verdict::Rnr;
+    if (!take_recv()) return Verdict::Rnr;
     recv_offset = 0;
     in_send = true;
   }
-  if (!scatter_recv(rq_head, recv_offset, p.payload)) {
+  if (!scatter_recv(recv_offset, p.payload)) {
     complete_recv(IBV_WC_LOC_LEN_ERR, 0, IBV_WC_RECV, 0, 0, 0);
     in_send = false;
     return Verdict::InvalidRequest;
@@ -269,7 +269,7 @@ QpImpl::Verdict QpImpl::execute_write(const wire::IbPacket& p, const wire::Opcod
                                                : len != write_left) {
     return Verdict::InvalidRequest;
   }
-  if (info.has_immediate && rq_count == 0) return Verdict::Rnr;  // it needs a receive WQE
+  if (info.has_immediate && !take_recv()) return Verdict::Rnr;  // it needs a receive WQE
   if (len > 0) std::memcpy(write_mr->host(write_va), p.payload.data(), len);
   write_va += len;
   write_left -= static_cast<std::uint32_t>(len);
@@ -466,9 +466,16 @@ void QpImpl::flush_ack() {
 
 // --- Receive queue and memory access -------------------------------------------------
 
+bool QpImpl::take_recv() {
+  if (srq == nullptr) return rq_count > 0;
+  if (srq_taken) return true;  // a WRITE with immediate retried after an RNR NAK
+  srq_taken = srq->take(srq_wqe, srq_sge);
+  return srq_taken;
+}
+
 void QpImpl::complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op,
                            unsigned flags, std::uint32_t imm, std::uint32_t src_qp) {
-  const RecvWqe& r = rq[rq_head];
+  const RecvWqe& r = srq != nullptr ? srq_wqe : rq[rq_head];
   if (ibv_wc* wc = recv_cq->push()) {
     wc->wr_id = r.wr_id;
     wc->status = status;
@@ -479,14 +486,19 @@ void QpImpl::complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_
     wc->wc_flags = flags;
     wc->imm_data = imm;
   }
+  if (srq != nullptr) {
+    srq_taken = false;
+    return;
+  }
   if (++rq_head == rq.size()) rq_head = 0;
   --rq_count;
 }
 
-bool QpImpl::scatter_recv(std::size_t slot, std::uint64_t offset, wire::Bytes data) {
-  const RecvWqe& r = rq[slot];
+bool QpImpl::scatter_recv(std::uint64_t offset, wire::Bytes data) {
+  const bool shared = srq != nullptr;
+  const RecvWqe& r = shared ? srq_wqe : rq[rq_head];
   if (!r.valid || offset + data.size() > r.length) return false;
-  const ibv_sge* sg = &rq_sge[slot * cap.max_recv_sge];
+  const ibv_sge* sg = shared ? srq_sge.data() : &rq_sge[rq_head * cap.max_recv_sge];
   scatter(sg, r.num_sge, offset, data);
   return true;
 }
@@ -522,8 +534,7 @@ MemoryRegion* QpImpl::window_mr(std::uint32_t rkey, std::uint64_t va, std::uint6
 
 void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes) {
   if (!p.deth || p.deth->qkey != attr.qkey) return;  // Q_Key violation: silently dropped
-  if (rq_count == 0) return;                         // UD has no RNR: the message is lost
-  const std::size_t slot = rq_head;
+  if (!take_recv()) return;                          // UD has no RNR: the message is lost
   // The first 40 bytes of the buffer receive the GRH; for RoCEv2 over IPv4
   // the IPv4 header fills its last 20 bytes (as rdma-core documents).
   std::array<std::uint8_t, wire::kGrhSize> grh{};
@@ -531,7 +542,7 @@ void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
     std::memcpy(grh.data() + 20, bytes.data() + f.ip_offset, 20);
   else if (f.ipv6)
     std::memcpy(grh.data(), bytes.data() + f.ip_offset, 40);
-  if (!scatter_recv(slot, 0, grh) || !scatter_recv(slot, wire::kGrhSize, p.payload)) {
+  if (!scatter_recv(0, grh) || !scatter_recv(wire::kGrhSize, p.payload)) {
     complete_recv(IBV_WC_LOC_LEN_ERR, 0, IBV_WC_RECV, 0, 0, p.deth->src_qp);
     return;
   }

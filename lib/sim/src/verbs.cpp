@@ -156,7 +156,8 @@ ProtectionDomain* Device::alloc_pd() {
 
 int Device::dealloc_pd(ProtectionDomain* pd) {
   if (pd == nullptr || &pd->device() != this) return EINVAL;
-  if (!pd->mrs_.empty() || !pd->mws_.empty() || !pd->qps_.empty() || !pd->ahs_.empty())
+  if (!pd->mrs_.empty() || !pd->mws_.empty() || !pd->qps_.empty() || !pd->ahs_.empty() ||
+      !pd->srqs_.empty())
     return EBUSY;
   return erase_owned(pds_, pd) ? 0 : EINVAL;
 }
@@ -237,16 +238,29 @@ QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
     if (cq->get() == ia.send_cq) scq = cq.get();
     if (cq->get() == ia.recv_cq) rcq = cq.get();
   }
+  // With an SRQ the QP has no receive queue of its own: max_recv_wr and
+  // max_recv_sge are ignored (man ibv_create_qp).
+  SrqImpl* srq = nullptr;
+  if (ia.srq != nullptr) {
+    for (auto& x : srqs_)
+      if (x->get() == ia.srq) srq = &x->impl();
+    if (srq == nullptr) {
+      errno = EINVAL;
+      return nullptr;
+    }
+  }
+  const std::uint32_t max_recv_wr = srq != nullptr ? 1 : ia.cap.max_recv_wr;
+  const std::uint32_t max_recv_sge = srq != nullptr ? 1 : ia.cap.max_recv_sge;
   const DeviceLimits& lim = device_->limits();
   const bool type_ok =
       ia.qp_type == IBV_QPT_RC || ia.qp_type == IBV_QPT_UC || ia.qp_type == IBV_QPT_UD;
-  const bool caps_ok = ia.cap.max_send_wr >= 1 && ia.cap.max_recv_wr >= 1 &&
+  const bool caps_ok = ia.cap.max_send_wr >= 1 && max_recv_wr >= 1 &&
                        ia.cap.max_send_wr <= static_cast<std::uint32_t>(lim.max_qp_wr) &&
-                       ia.cap.max_recv_wr <= static_cast<std::uint32_t>(lim.max_qp_wr) &&
+                       max_recv_wr <= static_cast<std::uint32_t>(lim.max_qp_wr) &&
                        ia.cap.max_send_sge <= static_cast<std::uint32_t>(lim.max_sge) &&
-                       ia.cap.max_recv_sge <= static_cast<std::uint32_t>(lim.max_sge) &&
+                       max_recv_sge <= static_cast<std::uint32_t>(lim.max_sge) &&
                        ia.cap.max_inline_data <= lim.max_inline_data;
-  if (scq == nullptr || rcq == nullptr || !type_ok || !caps_ok || ia.srq != nullptr) {
+  if (scq == nullptr || rcq == nullptr || !type_ok || !caps_ok) {
     errno = EINVAL;
     return nullptr;
   }
@@ -262,13 +276,16 @@ QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
   impl->recv_cq = rcq;
   impl->cap = ia.cap;
   impl->cap.max_send_sge = std::max(1u, ia.cap.max_send_sge);
-  impl->cap.max_recv_sge = std::max(1u, ia.cap.max_recv_sge);
+  impl->cap.max_recv_wr = srq != nullptr ? 0 : max_recv_wr;
+  impl->cap.max_recv_sge = std::max(1u, max_recv_sge);
+  impl->srq = srq;
   impl->sig_all = ia.sq_sig_all != 0;
   impl->sq.resize(ia.cap.max_send_wr);
   impl->sq_sge.resize(std::size_t{ia.cap.max_send_wr} * impl->cap.max_send_sge);
   impl->sq_inline.resize(std::size_t{ia.cap.max_send_wr} * ia.cap.max_inline_data);
-  impl->rq.resize(ia.cap.max_recv_wr);
-  impl->rq_sge.resize(std::size_t{ia.cap.max_recv_wr} * impl->cap.max_recv_sge);
+  impl->rq.resize(impl->cap.max_recv_wr);
+  impl->rq_sge.resize(std::size_t{impl->cap.max_recv_wr} * impl->cap.max_recv_sge);
+  if (srq != nullptr) ++srq->users;
   impl->scratch.resize(4096);
   QpImpl* raw = impl.get();
   qps_.push_back(std::make_unique<QueuePair>(std::move(impl)));
@@ -288,6 +305,7 @@ int ProtectionDomain::destroy_qp(QueuePair* qp) {
   q.engine->forget_qp(&q);
   q.send_cq->remove_user();
   q.recv_cq->remove_user();
+  if (q.srq != nullptr) --q.srq->users;
   return erase_owned(qps_, qp) ? 0 : EINVAL;
 }
 
@@ -502,6 +520,7 @@ int QueuePair::query(ibv_qp_attr& attr, int /*mask*/, ibv_qp_init_attr& init) co
   init.send_cq = q.send_cq->get();
   init.recv_cq = q.recv_cq->get();
   init.cap = q.cap;
+  init.srq = q.srq != nullptr ? &q.srq->raw : nullptr;
   init.qp_type = q.type;
   init.sq_sig_all = q.sig_all ? 1 : 0;
   return 0;
@@ -632,11 +651,33 @@ int QueuePair::bind_mw(ibv_mw* mw, const ibv_mw_bind& bind) {
   return 0;
 }
 
+void fill_recv_wqe(Engine& e, const Device& d, const ProtectionDomain* pd, const ibv_recv_wr& wr,
+                   RecvWqe& r, ibv_sge* sges) noexcept {
+  r.wr_id = wr.wr_id;
+  r.num_sge = wr.num_sge;
+  r.length = 0;
+  // The SGEs are checked against their MRs here and kept as host
+  // addresses; a bad one makes the receive fail when a message uses it.
+  r.valid = true;
+  for (int i = 0; i < wr.num_sge; ++i) {
+    ibv_sge g = wr.sg_list[i];
+    const MemoryRegion* mr = e.find_mr(d, g.lkey);
+    if (mr == nullptr || &mr->pd() != pd || (mr->access() & IBV_ACCESS_LOCAL_WRITE) == 0 ||
+        !mr->contains(g.addr, g.length))
+      r.valid = false;
+    else
+      g.addr = reinterpret_cast<std::uintptr_t>(mr->host(g.addr));
+    sges[i] = g;
+    r.length += g.length;
+  }
+}
+
 int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
   QpImpl& q = *impl_;
   for (; wr != nullptr; wr = wr->next) {
     int err = 0;
-    if (q.state == IBV_QPS_RESET || wr->num_sge < 0 ||
+    // A QP with an SRQ has no receive queue of its own (rxe: EINVAL).
+    if (q.srq != nullptr || q.state == IBV_QPS_RESET || wr->num_sge < 0 ||
         static_cast<std::uint32_t>(wr->num_sge) > q.cap.max_recv_sge ||
         (wr->num_sge > 0 && wr->sg_list == nullptr))
       err = EINVAL;
@@ -647,24 +688,8 @@ int QueuePair::post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
       return err;
     }
     const std::size_t slot = ring_slot(q.rq_head + q.rq_count, q.rq.size());  // rq_count < size
-    RecvWqe& r = q.rq[slot];
-    r.wr_id = wr->wr_id;
-    r.num_sge = wr->num_sge;
-    r.length = 0;
-    // The SGEs are checked against their MRs here and kept as host
-    // addresses; a bad one makes the receive fail when a message uses it.
-    r.valid = true;
-    for (int i = 0; i < wr->num_sge; ++i) {
-      ibv_sge g = wr->sg_list[i];
-      const MemoryRegion* mr = q.engine->find_mr(*q.device, g.lkey);
-      if (mr == nullptr || &mr->pd() != q.pd || (mr->access() & IBV_ACCESS_LOCAL_WRITE) == 0 ||
-          !mr->contains(g.addr, g.length))
-        r.valid = false;
-      else
-        g.addr = reinterpret_cast<std::uintptr_t>(mr->host(g.addr));
-      q.rq_sge[slot * q.cap.max_recv_sge + static_cast<std::size_t>(i)] = g;
-      r.length += g.length;
-    }
+    fill_recv_wqe(*q.engine, *q.device, q.pd, *wr, q.rq[slot],
+                  &q.rq_sge[slot * q.cap.max_recv_sge]);
     ++q.rq_count;
     if (q.state == IBV_QPS_ERR) q.flush_all(IBV_WC_WR_FLUSH_ERR);
   }

@@ -121,6 +121,25 @@ class SimQp final : public QueuePair {
   sim::QueuePair& qp_;
 };
 
+class SimSrq final : public Srq {
+ public:
+  SimSrq(sim::ProtectionDomain& pd, sim::SharedReceiveQueue& srq) : pd_(pd), srq_(srq) {}
+  ~SimSrq() override {
+    if (const int rc = pd_.destroy_srq(&srq_); rc != 0)
+      report_destroy_failure("ibv_destroy_srq", rc);
+  }
+  int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept override {
+    return srq_.post_recv(wr, bad);
+  }
+  int modify(ibv_srq_attr& attr, int mask) noexcept override { return srq_.modify(attr, mask); }
+  int query(ibv_srq_attr& attr) noexcept override { return srq_.query(attr); }
+  ibv_srq* get() const noexcept override { return srq_.get(); }
+
+ private:
+  sim::ProtectionDomain& pd_;
+  sim::SharedReceiveQueue& srq_;
+};
+
 class SimPd final : public ProtectionDomain {
  public:
   SimPd(sim::Device& dev, sim::ProtectionDomain& pd) : dev_(dev), pd_(pd) {}
@@ -147,6 +166,12 @@ class SimPd final : public ProtectionDomain {
     if (scq == nullptr || rcq == nullptr)
       throw UsageError("create_qp: send_cq and recv_cq must be CQs of the same simulated device");
     ibv_qp_init_attr init = detail::to_ibv(a, scq->raw().get(), rcq->raw().get());
+    if (a.srq != nullptr) {
+      auto* srq = dynamic_cast<SimSrq*>(a.srq);
+      if (srq == nullptr)
+        throw UsageError("create_qp: the SRQ must be one of the same simulated device");
+      init.srq = srq->get();
+    }
     errno = 0;
     sim::QueuePair* qp =
         check_ptr(pd_.create_qp(init), "ibv_create_qp", ErrorContext{dev_.name(), 0, 0, {}});
@@ -159,6 +184,17 @@ class SimPd final : public ProtectionDomain {
                   ErrorContext{dev_.name(), attr.port_num, 0,
                                fmt::format("sgid_index {}", attr.grh.sgid_index)});
     return std::make_unique<SimAh>(pd_, *ah);
+  }
+  std::unique_ptr<Srq> create_srq(const SrqInitAttrs& a) override {
+    ibv_srq_init_attr init{};
+    init.attr.max_wr = a.max_wr;
+    init.attr.max_sge = a.max_sge;
+    init.attr.srq_limit = a.srq_limit;
+    errno = 0;
+    sim::SharedReceiveQueue* srq = check_ptr(
+        pd_.create_srq(init), "ibv_create_srq",
+        ErrorContext{dev_.name(), 0, 0, fmt::format("max_wr {} max_sge {}", a.max_wr, a.max_sge)});
+    return std::make_unique<SimSrq>(pd_, *srq);
   }
 
  private:
@@ -212,6 +248,8 @@ class SimContext final : public Context {
     d.max_cqe = l.max_cqe;
     d.max_qp_wr = l.max_qp_wr;
     d.max_sge = l.max_sge;
+    d.max_srq = l.max_srq;
+    d.max_srq_wr = l.max_srq_wr;
     return d;
   }
   std::unique_ptr<ProtectionDomain> alloc_pd() override {
@@ -226,6 +264,13 @@ class SimContext final : public Context {
         check_ptr(dev_.create_cq(cqe), "ibv_create_cq",
                   ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
     return std::make_unique<SimCq>(dev_, *cq);
+  }
+  // Events are queued while the fabric runs (a CQ is polled): nothing to
+  // wait for here.
+  std::optional<AsyncEvent> get_async_event(std::chrono::milliseconds /*timeout*/) override {
+    ibv_async_event ev{};
+    if (!dev_.get_async_event(ev)) return std::nullopt;
+    return to_async_event(ev);
   }
 
  private:

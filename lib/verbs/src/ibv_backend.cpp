@@ -4,6 +4,7 @@
 #include <endian.h>
 #include <fmt/format.h>
 #include <net/if.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -110,6 +111,26 @@ class IbvQp final : public QueuePair {
   std::string device_;
 };
 
+class IbvSrq final : public Srq {
+ public:
+  explicit IbvSrq(ibv_srq* srq) : srq_(srq) {}
+  ~IbvSrq() override {
+    if (const int rc = ibv_destroy_srq(srq_); rc != 0)
+      report_destroy_failure("ibv_destroy_srq", rc);
+  }
+  int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad) noexcept override {
+    return ibv_post_srq_recv(srq_, wr, bad);
+  }
+  int modify(ibv_srq_attr& attr, int mask) noexcept override {
+    return ibv_modify_srq(srq_, &attr, mask);
+  }
+  int query(ibv_srq_attr& attr) noexcept override { return ibv_query_srq(srq_, &attr); }
+  ibv_srq* get() const noexcept override { return srq_; }
+
+ private:
+  ibv_srq* srq_;
+};
+
 class IbvPd final : public ProtectionDomain {
  public:
   IbvPd(ibv_pd* pd, std::string device) : pd_(pd), device_(std::move(device)) {}
@@ -138,6 +159,11 @@ class IbvPd final : public ProtectionDomain {
     if (scq == nullptr || rcq == nullptr)
       throw UsageError("create_qp: the CQs belong to another backend");
     ibv_qp_init_attr init = detail::to_ibv(a, scq->get(), rcq->get());
+    if (a.srq != nullptr) {
+      auto* srq = dynamic_cast<IbvSrq*>(a.srq);
+      if (srq == nullptr) throw UsageError("create_qp: the SRQ belongs to another backend");
+      init.srq = srq->get();
+    }
     errno = 0;
     ibv_qp* qp =
         check_ptr(ibv_create_qp(pd_, &init), "ibv_create_qp", ErrorContext{device_, 0, 0, {}});
@@ -150,6 +176,17 @@ class IbvPd final : public ProtectionDomain {
         ibv_create_ah(pd_, &a), "ibv_create_ah",
         ErrorContext{device_, attr.port_num, 0, fmt::format("sgid_index {}", attr.grh.sgid_index)});
     return std::make_unique<IbvAh>(ah);
+  }
+  std::unique_ptr<Srq> create_srq(const SrqInitAttrs& a) override {
+    ibv_srq_init_attr init{};
+    init.attr.max_wr = a.max_wr;
+    init.attr.max_sge = a.max_sge;
+    init.attr.srq_limit = a.srq_limit;
+    errno = 0;
+    ibv_srq* srq = check_ptr(
+        ibv_create_srq(pd_, &init), "ibv_create_srq",
+        ErrorContext{device_, 0, 0, fmt::format("max_wr {} max_sge {}", a.max_wr, a.max_sge)});
+    return std::make_unique<IbvSrq>(srq);
   }
 
  private:
@@ -233,6 +270,22 @@ class IbvContext final : public Context {
     ibv_cq* cq = check_ptr(ibv_create_cq(ctx_, cqe, nullptr, nullptr, 0), "ibv_create_cq",
                            ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
     return std::make_unique<IbvCq>(cq);
+  }
+
+  std::optional<AsyncEvent> get_async_event(std::chrono::milliseconds timeout) override {
+    // ibv_get_async_event blocks: wait on async_fd first, then read one
+    // event, copy what names its object and acknowledge it at once (an
+    // unacknowledged event keeps its object from being destroyed).
+    pollfd p{ctx_->async_fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    if (ready < 0) check_rc(errno, "poll(async_fd)", ErrorContext{info_.name, 0, 0, {}});
+    if (ready == 0) return std::nullopt;
+    ibv_async_event ev{};
+    check_rc(ibv_get_async_event(ctx_, &ev) != 0 ? errno : 0, "ibv_get_async_event",
+             ErrorContext{info_.name, 0, 0, {}});
+    const AsyncEvent out = to_async_event(ev);
+    ibv_ack_async_event(&ev);
+    return out;
   }
 
  private:

@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -42,6 +43,7 @@ class Device;
 class ProtectionDomain;
 class QueuePair;
 struct QpImpl;
+struct SrqImpl;
 
 /// A registered memory region (ibv_reg_mr): a window of the caller's memory
 /// that the NIC may read and write. lkey == rkey, as mlx5 and rxe do.
@@ -218,6 +220,53 @@ class AddressHandle {
   Device* dest_;
 };
 
+/// A shared receive queue (ibv_create_srq): one pool of receive WQEs that
+/// every QP created with ibv_qp_init_attr::srq pointing at it takes its
+/// receives from, in posting order, whichever QP a message arrives on. The
+/// rules are rdma_rxe's (drivers/infiniband/sw/rxe/rxe_srq.c, get_srq_wqe()
+/// in rxe_resp.c):
+///   - a QP takes the WQE at the head of the SRQ when the first packet of a
+///     message that needs one arrives (SEND First/Only, WRITE with
+///     immediate), keeps its own copy until the message completes, and
+///     answers RNR NAK when the SRQ is empty;
+///   - srq_limit 0 means disarmed; a limit > 0 (given at creation, as rxe
+///     keeps it, or by modify() with IBV_SRQ_LIMIT) is armed: when taking a
+///     WQE leaves fewer than srq_limit WQEs posted, the limit goes back to 0
+///     and the device queues one IBV_EVENT_SRQ_LIMIT_REACHED async event
+///     (Device::get_async_event); it fires again only when armed again;
+///   - the completion goes to the taking QP's receive CQ, with wc.qp_num that
+///     QP's number.
+class SharedReceiveQueue {
+ public:
+  /// ibv_post_srq_recv: 0 or EINVAL (too many SGEs), ENOMEM (the SRQ is
+  /// full); *bad_wr names the first request not posted.
+  [[nodiscard]] int post_recv(ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+  /// ibv_modify_srq: IBV_SRQ_LIMIT arms (> 0) or disarms (0) the limit;
+  /// IBV_SRQ_MAX_WR resizes. EINVAL: a limit above max_wr, max_wr 0 or above
+  /// the device's max_srq_wr, max_wr below the armed limit or below the WQEs
+  /// posted now, any other mask bit.
+  [[nodiscard]] int modify(const ibv_srq_attr& attr, int mask);
+  /// ibv_query_srq: max_wr, max_sge and the current srq_limit (0 once the
+  /// event fired).
+  [[nodiscard]] int query(ibv_srq_attr& attr) const noexcept;
+  /// Receive WQEs posted and not yet taken by a QP.
+  [[nodiscard]] std::size_t posted() const noexcept;
+  /// The handle to put in ibv_qp_init_attr::srq.
+  [[nodiscard]] ibv_srq* get() noexcept;
+  [[nodiscard]] ProtectionDomain& pd() const noexcept;
+
+  explicit SharedReceiveQueue(std::unique_ptr<SrqImpl> impl);
+  ~SharedReceiveQueue();
+  SharedReceiveQueue(const SharedReceiveQueue&) = delete;
+  SharedReceiveQueue& operator=(const SharedReceiveQueue&) = delete;
+
+  /// The engine's state of this SRQ (internal to the simulator).
+  [[nodiscard]] SrqImpl& impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<SrqImpl> impl_;
+};
+
 /// A queue pair (ibv_create_qp) of type IBV_QPT_RC, IBV_QPT_UC or IBV_QPT_UD.
 class QueuePair {
  public:
@@ -339,6 +388,13 @@ class ProtectionDomain {
   /// ibv_destroy_qp: 0, or EINVAL for a QP of another PD.
   [[nodiscard]] int destroy_qp(QueuePair* qp);
 
+  /// ibv_create_srq: nullptr with errno EINVAL when max_wr is 0 or above
+  /// max_srq_wr, max_sge above max_srq_sge, or srq_limit above max_wr.
+  /// srq_limit > 0 arms the limit at once (rxe keeps the creation value).
+  [[nodiscard]] SharedReceiveQueue* create_srq(const ibv_srq_init_attr& attr);
+  /// ibv_destroy_srq: 0, EBUSY while a QP uses it, EINVAL if not this PD's.
+  [[nodiscard]] int destroy_srq(SharedReceiveQueue* srq);
+
   /// ibv_create_ah: nullptr with errno EINVAL when no host has the GID.
   [[nodiscard]] AddressHandle* create_ah(const ibv_ah_attr& attr);
   [[nodiscard]] int destroy_ah(AddressHandle* ah);
@@ -357,6 +413,7 @@ class ProtectionDomain {
   std::vector<std::unique_ptr<MemoryWindow>> mws_;
   std::vector<std::unique_ptr<QueuePair>> qps_;
   std::vector<std::unique_ptr<AddressHandle>> ahs_;
+  std::vector<std::unique_ptr<SharedReceiveQueue>> srqs_;
 };
 
 /// Limits of the simulated device (ibv_query_device).
@@ -367,6 +424,11 @@ struct DeviceLimits {
   std::uint32_t max_inline_data = 256;
   std::uint8_t max_qp_rd_atom = 16;
   std::uint32_t max_msg_sz = 1u << 31;
+  /// Shared receive queues the device holds at once (ibv_create_srq fails
+  /// with ENOMEM past it); a choice of the simulator's, rxe allows 917503.
+  int max_srq = 1024;
+  int max_srq_wr = 16384;
+  int max_srq_sge = 32;
 };
 
 /// One simulated NIC with a single port (port 1) and one GID (index 0).
@@ -389,6 +451,14 @@ class Device {
   /// ibv_dealloc_pd: 0, EBUSY while MRs, MWs, QPs or AHs of the PD exist,
   /// EINVAL for a PD of another device.
   [[nodiscard]] int dealloc_pd(ProtectionDomain* pd);
+  /// ibv_get_async_event without blocking: moves the oldest asynchronous
+  /// event (IBV_EVENT_SRQ_LIMIT_REACHED, ...) into `event` and returns true,
+  /// or returns false when there is none. Nothing to acknowledge: the event
+  /// is a copy (ibv_ack_async_event has nothing to release here).
+  [[nodiscard]] bool get_async_event(ibv_async_event& event);
+  /// Asynchronous events waiting to be read.
+  [[nodiscard]] std::size_t async_events() const noexcept { return async_events_.size(); }
+
   /// ibv_create_cq: nullptr with errno EINVAL when cqe < 1 or too large.
   [[nodiscard]] CompletionQueue* create_cq(int cqe);
   /// ibv_destroy_cq: 0, EBUSY while a QP uses it, EINVAL if not ours.
@@ -432,8 +502,11 @@ class Device {
 
   friend struct Engine;
   friend struct QpImpl;
+  friend struct SrqImpl;
   friend class ProtectionDomain;
   friend class QueuePair;
+  /// Queues an asynchronous event for get_async_event().
+  void post_async_event(const ibv_async_event& event) { async_events_.push_back(event); }
   Fabric* fabric_;
   HostConfig config_;
   DeviceLimits limits_;
@@ -446,6 +519,9 @@ class Device {
   std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;   // by key
   std::unordered_map<std::uint32_t, MemoryWindow*> mws_;   // by key index (key >> 8)
   std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle
+  std::deque<ibv_async_event> async_events_;
+  /// Shared receive queues alive on this device (DeviceLimits::max_srq).
+  int srqs_alive_ = 0;
 };
 
 /// Bytes of payload per packet for an ibv_mtu value (IBV_MTU_1024 -> 1024),

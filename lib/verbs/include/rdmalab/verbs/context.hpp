@@ -4,6 +4,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "rdmalab/verbs/completion_queue.hpp"
 #include "rdmalab/verbs/protection_domain.hpp"
+#include "rdmalab/verbs/srq.hpp"
 
 namespace rdmalab::verbs {
 
@@ -89,6 +91,15 @@ class Context {
   [[nodiscard]] virtual std::unique_ptr<CompletionQueue> create_cq(int cqe) = 0;
   /// ibv_query_device_ex: the limits above. Throws VerbsError.
   [[nodiscard]] virtual DeviceAttrs query_device() const = 0;
+
+  /// ibv_get_async_event, then ibv_ack_async_event on it: the next
+  /// asynchronous event of the device (an SRQ's limit reached, a QP's fatal
+  /// error, a port going down), or nullopt when none came within `timeout`.
+  /// Real devices wait on the context's async_fd; the simulator answers from
+  /// its event queue without waiting (its events happen while a CQ is
+  /// polled). Throws VerbsError.
+  [[nodiscard]] virtual std::optional<AsyncEvent> get_async_event(
+      std::chrono::milliseconds timeout) = 0;
 
  protected:
   Context() = default;

@@ -10,6 +10,7 @@
 #include "rdmalab/verbs/memory_region.hpp"
 #include "rdmalab/verbs/memory_window.hpp"
 #include "rdmalab/verbs/queue_pair.hpp"
+#include "rdmalab/verbs/srq.hpp"
 
 namespace rdmalab::verbs {
 
@@ -27,6 +28,9 @@ class ProtectionDomain {
   [[nodiscard]] virtual std::unique_ptr<MemoryWindow> alloc_mw(ibv_mw_type type) = 0;
   /// ibv_create_qp. Throws VerbsError.
   [[nodiscard]] virtual std::unique_ptr<QueuePair> create_qp(const QpInitAttrs& attrs) = 0;
+  /// ibv_create_srq. Throws VerbsError (EINVAL: max_wr or max_sge above the
+  /// device's max_srq_wr / max_srq_sge; EOPNOTSUPP: a device without SRQs).
+  [[nodiscard]] virtual std::unique_ptr<Srq> create_srq(const SrqInitAttrs& attrs) = 0;
 
   /// ibv_create_ah: the destination of UD datagrams. Throws VerbsError
   /// (EINVAL: no such GID index, or on the simulator no host has the GID).

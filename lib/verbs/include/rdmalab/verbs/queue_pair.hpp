@@ -20,6 +20,7 @@
 namespace rdmalab::verbs {
 
 class CompletionQueue;
+class Srq;
 
 /// RESET -> INIT.
 struct InitAttrs {
@@ -121,6 +122,9 @@ struct QpInitAttrs {
   std::uint32_t max_inline_data = 64;
   /// Every send WR generates a completion (else only IBV_SEND_SIGNALED ones).
   bool sq_sig_all = false;
+  /// Receives come from this shared receive queue (max_recv_wr and
+  /// max_recv_sge are then ignored, and post_recv on the QP fails).
+  Srq* srq = nullptr;
 };
 
 }  // namespace rdmalab::verbs
