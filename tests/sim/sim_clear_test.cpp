@@ -88,8 +88,8 @@ TEST_CASE("IbPacket::clear() gives a value-initialised IbPacket, member by membe
   wire::IbPacket p;
   const std::uint8_t bytes[4] = {1, 2, 3, 4};
   {
-    auto& [bth, reth, aeth, atomic_eth, atomic_ack_eth, immdt, ieth, deth, payload, payload_length,
-           icrc] = p;
+    auto& [bth, reth, aeth, atomic_eth, atomic_ack_eth, immdt, ieth, deth, xrc_srq, feth, payload,
+           payload_length, icrc] = p;
     bth.opcode = 0x0A;
     bth.psn = 5;
     bth.ack_req = true;
@@ -100,14 +100,16 @@ TEST_CASE("IbPacket::clear() gives a value-initialised IbPacket, member by membe
     immdt = 10;
     ieth = 11;
     deth = wire::Deth{12, 0, 13};
+    xrc_srq = 0x00ABCD;
+    feth = wire::Feth{1, 1, 0};
     payload = wire::Bytes(bytes, sizeof bytes);
     payload_length = sizeof bytes;
     icrc = 14;
   }
   p.clear();
   const wire::IbPacket fresh{};
-  const auto& [bth, reth, aeth, atomic_eth, atomic_ack_eth, immdt, ieth, deth, payload,
-               payload_length, icrc] = p;
+  const auto& [bth, reth, aeth, atomic_eth, atomic_ack_eth, immdt, ieth, deth, xrc_srq, feth,
+               payload, payload_length, icrc] = p;
   CHECK(bth == fresh.bth);
   CHECK(reth == fresh.reth);
   CHECK(aeth == fresh.aeth);
@@ -116,6 +118,8 @@ TEST_CASE("IbPacket::clear() gives a value-initialised IbPacket, member by membe
   CHECK(immdt == fresh.immdt);
   CHECK(ieth == fresh.ieth);
   CHECK(deth == fresh.deth);
+  CHECK(xrc_srq == fresh.xrc_srq);
+  CHECK(feth == fresh.feth);
   CHECK(same(payload, fresh.payload));
   CHECK(payload_length == fresh.payload_length);
   CHECK(icrc == fresh.icrc);
