@@ -39,7 +39,7 @@ ALLOWED = {
     "doctor", "sysfs", "lsmod", "modprobe", "memlock",
     # IBTA opcode words, ibv_* field names, MSCCL++'s channel operations,
     # libfabric's terms, as the chapters use them
-    "First", "Middle", "Last", "Only", "Request", "Response", "Invalidate", "rkey", "lkey",
+    "First", "Middle", "Last", "Only", "Request", "Response", "Invalidate", "rkey", "lkey", "wc",
     "timeout",
     "port", "channel", "put", "signal", "wait", "flush", "libfabric", "provider",
     # units

@@ -62,8 +62,10 @@ inline constexpr std::array kCatalog{
     Message{"table.infinite", "timeout 0: the requester waits for an ACK forever",
             "timeout 0：请求端永远等待 ACK"},
     Message{"table.nccl",
-            "NCCL's defaults: timeout 18 = {0} per try, retry_cnt 7 -> about {1} before an error",
-            "NCCL 的默认值：timeout 18 = 每次 {0}，retry_cnt 7 -> 约 {1} 后报错"},
+            "NCCL 2.14-2.22's defaults: timeout 18 = {0} per try, retry_cnt 7 -> about {1} before "
+            "an error (from 2.23 timeout 20: four times as long; up to 2.13 timeout 14)",
+            "NCCL 2.14–2.22 的默认值：timeout 18 = 每次 {0}，retry_cnt 7 -> 约 {1} 后报错（2.23 起 "
+            "timeout 20，时长是它的四倍；2.13 及以前为 timeout 14）"},
     Message{
         "table.perftest",
         "perftest and ibv_rc_pingpong fix timeout 14 ({}), retry_cnt 7, rnr_retry 7; on Soft-RoCE "
@@ -117,8 +119,10 @@ inline constexpr std::array kCatalog{
             "timer, rnr_retry times",
             "抓包中每次尝试都得到一个 RNR NAK：第一次发送，以及每次 RNR 定时器到期后的重传，共 "
             "rnr_retry 次"},
-    Message{"try.1", "--timeout 18: NCCL's value, about a second per try (simulated: no wall time)",
-            "--timeout 18：NCCL 的取值，每次约一秒（模拟器中不耗费真实时间）"},
+    Message{"try.1",
+            "--timeout 18: NCCL 2.14-2.22's default, about a second per try (simulated: no wall "
+            "time)",
+            "--timeout 18：NCCL 2.14–2.22 的默认值，每次约一秒（模拟器中不耗费真实时间）"},
     Message{"try.2",
             "--scenario psn --psn 1 -s 3072 -n 2: the course's example, NAK for PSN 1 then PSNs "
             "1-5 resent",

@@ -76,10 +76,15 @@ inline constexpr std::array kCatalog{
         "接收端提前读取：信号量为 {0}（尚未到达纪元 {1}），{3} 字节中有 {2} 字节还不是 put 的数据"},
     Message{
         "why.signal",
-        "same QP, posted after the put: RC executes it after every packet of the put has been "
-        "placed, so the new epoch means the data is there",
-        "在同一个 QP 上、在 put 之后提交：RC 会在 put 的每个报文都放置完毕之后才执行它，所以新纪元"
-        "就意味着数据已经到位"},
+        "same QP, posted after the put: RC executes it after every packet of the put, in PSN "
+        "order. That orders the signal after the put; it does not by itself make the put's bytes "
+        "visible to the receiver (only a completion or a flush READ guarantees that), though on "
+        "this simulator they are",
+        "在同一个 QP 上、在 put 之后提交：RC 按 PSN 顺序在 put "
+        "的全部报文之后执行它。这只保证信号排在 "
+        "put 之后，并不单凭这一点保证 put 的数据对接收端可见（只有工作完成或 flush READ "
+        "才能保证），"
+        "虽然在本模拟器上数据已经可见"},
     Message{"reuse.overwrite",
             "sender overwrites the source buffer with round {} data now, before flush",
             "发送端现在就用第 {} 轮的数据改写源缓冲区，而此时还没有 flush"},

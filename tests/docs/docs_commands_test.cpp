@@ -395,7 +395,8 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
     // Chapter 15 shows that a single-pass tshark prints nothing for an
     // end-of-capture conclusion: check that too.
     const bool prints_nothing =
-        c.line == "tshark -r tests/data/dead_peer_retry_exceeded.pcap -Y rdmalab.retry_exhausted";
+        c.line ==
+        "tshark -r tests/data/dead_peer_retry_exceeded.pcap -Y rdmalab.expert.still_retrying";
     CHECK(r.out.empty() == prints_nothing);
     if (!c.excerpt.empty() && tool != "rdmalab") {
       const auto excerpt = rtrimmed(c.excerpt);

@@ -144,8 +144,16 @@ two_process() {
   timeout -k 5 60 "${bin[$lab]}" --backend verbs -d rxe0 --json "$@" --listen 7471 \
     >"$out/$step-passive.out" 2>"$out/$step-passive.err" &
   local passive=$!
-  # The passive side must be listening before the active side connects.
-  sleep 1
+  # The passive side must be listening before the active side connects: an
+  # rdma_cm REQ to a port nobody listens on is rejected at once (the TCP side
+  # channel retries; the CM does not). Wait for its TCP socket or its
+  # listening CM ID, at most 10 s (then the step fails on its own).
+  local _
+  for _ in $(seq 100); do
+    ss -ltn 2>/dev/null | grep -q ':7471 ' && break
+    rdma resource show cm_id 2>/dev/null | grep -qE 'state LISTEN.*7471' && break
+    sleep 0.1
+  done
   run "$step" -- "${bin[$lab]}" --backend verbs -d rxe1 --json "$@" --connect 10.99.0.1:7471
   wait "$passive"
   echo $? >"$out/$step-passive.status"
