@@ -36,7 +36,7 @@ std::string mac_string(std::uint64_t v) {
 std::string priority_list(std::uint8_t vector) {
   std::string s;
   for (unsigned p = 0; p < 8; ++p) {
-    if (((vector >> p) & 1U) == 0) continue;
+    if (((static_cast<unsigned>(vector) >> p) & 1U) == 0) continue;
     if (!s.empty()) s += ", ";
     s += static_cast<char>('0' + p);
   }
