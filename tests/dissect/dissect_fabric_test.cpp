@@ -248,7 +248,7 @@ TEST_CASE("PFC: paused intervals, refreshes, XON, 802.3x and a storm") {
     p.src = a;
     p.class_enable = vector;
     for (std::size_t i = 0; i < 8; ++i)
-      if ((vector >> i) & 1U) p.quanta[i] = q;
+      if ((static_cast<unsigned>(vector) >> i) & 1U) p.quanta[i] = q;
     return cap.pause(p, t);
   };
   // Priority 3: XOFF at 0 (until 335.539 µs), refreshed at 100 µs (until
