@@ -180,7 +180,13 @@ bad_peer() {
   timeout -k 5 60 "${bin[$lab]}" --backend verbs -d rxe0 --json --listen 7472 \
     >"$out/$step.out" 2>"$out/$step.err" &
   local passive=$!
-  sleep 1
+  # Connect once it listens (a fixed sleep loses the race on a loaded host,
+  # and then the passive side waits for a peer that never came).
+  local _
+  for _ in $(seq 100); do
+    ss -ltn 2>/dev/null | grep -q ':7472 ' && break
+    sleep 0.1
+  done
   (
     exec 3<>/dev/tcp/10.99.0.1/7472
     [[ -n $say ]] && printf '%s\n' "$say" >&3
