@@ -526,4 +526,14 @@ inline Link& QpImpl::egress_link(const SendWqe& w) {
   return engine->link(engine->device_index(*device), engine->device_index(w.ah->destination()));
 }
 
+/// Removes and destroys the object `p` owned by `v`; false when `v` does not
+/// own it (the verbs' destroy calls answer EINVAL then).
+template <class T>
+bool erase_owned(std::vector<std::unique_ptr<T>>& v, const T* p) {
+  const auto it = std::find_if(v.begin(), v.end(), [p](const auto& o) { return o.get() == p; });
+  if (it == v.end()) return false;
+  v.erase(it);
+  return true;
+}
+
 }  // namespace rdmalab::sim

@@ -10,19 +10,6 @@
 #include "engine.hpp"
 
 namespace rdmalab::sim {
-namespace {
-
-template <class T>
-bool erase_owned(std::vector<std::unique_ptr<T>>& v, const T* p) {
-  for (auto it = v.begin(); it != v.end(); ++it)
-    if (it->get() == p) {
-      v.erase(it);
-      return true;
-    }
-  return false;
-}
-
-}  // namespace
 
 // --- SrqImpl --------------------------------------------------------------------
 

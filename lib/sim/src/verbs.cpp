@@ -24,16 +24,6 @@ ibv_mtu mtu_enum(std::uint32_t bytes) noexcept {
   return IBV_MTU_256;
 }
 
-template <class T>
-bool erase_owned(std::vector<std::unique_ptr<T>>& v, const T* p) {
-  for (auto it = v.begin(); it != v.end(); ++it)
-    if (it->get() == p) {
-      v.erase(it);
-      return true;
-    }
-  return false;
-}
-
 }  // namespace
 
 // --- MemoryRegion, CompletionQueue -------------------------------------------
