@@ -317,13 +317,13 @@ struct QpImpl {
   std::deque<RespItem> resp;
   bool ack_pending = false;  // coalesced ACK waiting in `pending_ack`
   RespItem pending_ack;
-  // Adaptive routing: PSNs ahead of epsn already placed, by offset from epsn.
-  std::vector<std::uint8_t> ar_seen;  // ring of options.ar_window ArSlot flags
-  // Packets that arrived early but cannot be placed on arrival (a WRITE or
-  // SEND that completes a receive, e.g. the final WRITE with immediate):
-  // their frames wait here until the window reaches their PSN. Bounded.
-  std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>> ar_stash;
+  // Adaptive routing: the frames of request packets that arrived ahead of
+  // epsn, in a ring of options.ar_window slots by offset from epsn (an empty
+  // slot: not arrived). They execute in PSN order as the holes fill.
+  std::vector<std::vector<std::uint8_t>> ar_held;
+  std::size_t ar_held_count = 0;
   std::size_t ar_base = 0;  // ring index of epsn
+  bool ar_running = false;  // run_ar_held is executing held packets
   bool ar_armed = false;
   bool ar_event_queued = false;
   Time ar_deadline = 0;
@@ -404,11 +404,9 @@ struct QpImpl {
   MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
   MemoryRegion* window_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
   void ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);
-  void ar_accept_early(const wire::IbPacket& p, const wire::OpcodeInfo& info, std::size_t ahead,
-                       wire::Bytes bytes);
+  void ar_accept_early(std::size_t ahead, wire::Bytes bytes);
   void ar_skip(std::uint32_t n);
-  void ar_advance();
-  void run_ar_stash();
+  void run_ar_held();
   void arm_ar_timer();
   void on_ar_timer(std::uint64_t gen);
 

@@ -127,9 +127,9 @@ void QpImpl::reset_queues() {
   rd_atomic_outstanding = 0;
   in_send = in_write = uc_drop = nak_sent = false;
   msn = 0;
-  std::fill(ar_seen.begin(), ar_seen.end(), 0);
+  for (auto& held : ar_held) held.clear();
+  ar_held_count = 0;
   ar_base = 0;
-  ar_stash.clear();
 }
 
 }  // namespace rdmalab::sim

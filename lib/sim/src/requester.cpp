@@ -207,14 +207,9 @@ const wire::OpcodeInfo* QpImpl::build_request(const SendWqe& w, std::size_t slot
     case IBV_WR_RDMA_WRITE:
     case IBV_WR_RDMA_WRITE_WITH_IMM: {
       const bool imm = last && w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-      // Adaptive routing: every packet a WRITE Only with its own RETH, so
-      // it can be placed wherever it lands.
-      const bool ar = options.adaptive_routing && type == IBV_QPT_RC;
-      const Position pos = ar ? Position::Only : position_of(pk, w.npkts);
+      const Position pos = position_of(pk, w.npkts);
       op = wire::find_opcode(tr, Operation::Write, pos, imm);
-      if (pos == Position::Only && ar)
-        p.reth = wire::Reth{w.remote_addr + offset, w.rkey, len};
-      else if (pos == Position::First || pos == Position::Only)
+      if (pos == Position::First || pos == Position::Only)
         p.reth = wire::Reth{w.remote_addr, w.rkey, w.length};
       if (imm) p.immdt = ntohl(w.imm);
       p.bth.solicited = imm && solicited;

@@ -36,8 +36,6 @@ using wire::psn_diff;
 // new requests (bounded by max_dest_rd_atomic): answers to duplicates are
 // dropped past it, as a NIC drops when its response queue is full.
 constexpr std::size_t kMaxQueuedResponses = 64;
-// Early packets of the adaptive-routing model kept until they can execute.
-constexpr std::size_t kMaxArStash = 16;
 
 bool is_first_or_only(const wire::OpcodeInfo& info) noexcept {
   return info.position == Position::First || info.position == Position::Only;
@@ -98,8 +96,8 @@ bool QpImpl::uc_in_sequence(const wire::OpcodeInfo& info, std::uint32_t psn) {
 bool QpImpl::rc_in_sequence(const wire::IbPacket& p, const wire::OpcodeInfo& info,
                             wire::Bytes bytes) {
   const std::int32_t d = psn_diff(p.bth.psn, epsn);
-  if (d > 0 && options.adaptive_routing && static_cast<std::size_t>(d) < ar_seen.size()) {
-    ar_accept_early(p, info, static_cast<std::size_t>(d), bytes);
+  if (d > 0 && options.adaptive_routing && static_cast<std::size_t>(d) < ar_held.size()) {
+    ar_accept_early(static_cast<std::size_t>(d), bytes);
     return false;
   }
   if (d > 0) {
@@ -348,10 +346,7 @@ void QpImpl::answer(const wire::IbPacket& p, const wire::OpcodeInfo& info, Verdi
       const bool needs_ack = p.bth.ack_req && (info.operation == Operation::Send ||
                                                info.operation == Operation::Write);
       if (needs_ack) queue_ack(psn, wire::Aeth::ack(), true);
-      if (options.adaptive_routing) {
-        ar_advance();
-        run_ar_stash();
-      }
+      if (options.adaptive_routing) run_ar_held();
       return;
     }
     case Verdict::Rnr:
@@ -558,74 +553,60 @@ void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
 
 // --- Adaptive routing: the out-of-order window -------------------------------------
 //
-// A model of recent NICs, not IBTA. A packet up to ar_seen.size() PSNs ahead
-// of the expected one is accepted: a WRITE Only without immediate is placed
-// at once (its own RETH says where); anything else waits in ar_stash until
-// the window reaches its PSN. A hole that stays open for ar_nak_timeout_ns
-// is a loss and gets the usual NAK PSN-sequence-error.
+// A model of recent NICs, not IBTA. A request packet up to ar_held.size()
+// PSNs ahead of the expected one is not a sequence error: its frame is held
+// and it executes, exactly as if it had just arrived in order, when the
+// expected PSN reaches it. Messages therefore keep their verbs meaning (one
+// RETH per WRITE, one MSN and one completion per message). A hole that stays
+// open for ar_nak_timeout_ns is a loss and gets the usual NAK
+// PSN-sequence-error.
 
-// A packet `ahead` PSNs past the expected one, inside the window.
-void QpImpl::ar_accept_early(const wire::IbPacket& p, const wire::OpcodeInfo& info,
-                             std::size_t ahead, wire::Bytes bytes) {
-  const bool ar_write =
-      info.operation == Operation::Write && info.position == Position::Only && !info.has_immediate;
-  std::uint8_t& seen = ar_seen[(ar_base + ahead) % ar_seen.size()];
-  if (ar_write && seen == 0 && p.reth) {
-    const wire::Reth& r = *p.reth;
-    MemoryRegion* mr =
-        r.dma_len == 0 ? nullptr : remote_mr(r.rkey, r.va, r.dma_len, IBV_ACCESS_REMOTE_WRITE);
-    if ((mr != nullptr || r.dma_len == 0) && r.dma_len == p.payload.size()) {
-      if (mr != nullptr) std::memcpy(mr->host(r.va), p.payload.data(), p.payload.size());
-      seen = static_cast<std::uint8_t>(ArSlot::kPlaced | (p.bth.ack_req ? ArSlot::kAckReq : 0));
-    }
-  } else if (!ar_write && ar_stash.size() < kMaxArStash &&
-             std::none_of(ar_stash.begin(), ar_stash.end(),
-                          [&](const auto& e) { return e.first == p.bth.psn; })) {
-    // It completes a receive or a message: it must execute in order. Keep it
-    // until the holes before it are filled.
-    ar_stash.emplace_back(p.bth.psn, std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+// A packet `ahead` PSNs past the expected one, inside the window. A copy of
+// one already held (a resend) is dropped.
+void QpImpl::ar_accept_early(std::size_t ahead, wire::Bytes bytes) {
+  std::vector<std::uint8_t>& slot = ar_held[(ar_base + ahead) % ar_held.size()];
+  if (slot.empty()) {
+    slot.assign(bytes.begin(), bytes.end());
+    ++ar_held_count;
   }
   if (!ar_armed) arm_ar_timer();
 }
 
 // The expected PSN moved past `n` PSNs executed in order: their slots leave
-// the window.
+// the window (a READ request takes the PSNs of its responses; anything held
+// there was a stray copy).
 void QpImpl::ar_skip(std::uint32_t n) {
+  if (ar_held.empty()) return;
   for (std::uint32_t i = 0; i < n; ++i) {
-    ar_seen[ar_base] = 0;
-    ar_base = (ar_base + 1) % ar_seen.size();
+    std::vector<std::uint8_t>& slot = ar_held[ar_base];
+    if (!slot.empty()) {
+      slot = {};
+      --ar_held_count;
+    }
+    ar_base = (ar_base + 1) % ar_held.size();
   }
 }
 
-void QpImpl::ar_advance() {
-  // Slide the window: PSNs placed early now count as received in order.
-  const std::size_t w = ar_seen.size();
-  while (ar_seen[ar_base] != 0) {
-    const bool ackreq = (ar_seen[ar_base] & ArSlot::kAckReq) != 0;
-    ar_seen[ar_base] = 0;
-    ar_base = (ar_base + 1) % w;
-    msn = psn_add(msn, 1);
-    if (ackreq) queue_ack(epsn, wire::Aeth::ack(), true);
-    epsn = psn_add(epsn, 1);
+// The window reached held packets: execute them in order, each as if it had
+// just arrived, until the next hole. An execution that ends the QP's
+// service (an error NAK, the error state) clears the window.
+void QpImpl::run_ar_held() {
+  if (ar_running) return;  // an execution below is sliding the window already
+  ar_running = true;
+  while (!ar_held.empty() && !ar_held[ar_base].empty() &&
+         (state == IBV_QPS_RTR || state == IBV_QPS_RTS)) {
+    const std::vector<std::uint8_t> frame = std::move(ar_held[ar_base]);
+    ar_held[ar_base] = {};
+    --ar_held_count;
+    const std::uint32_t before = epsn;
+    const wire::Frame f = wire::decode_frame(frame, wire::LinkType::Ethernet, frame.size());
+    if (f.ib) on_request(*f.ib, f, frame);
+    // Not executed (an RNR NAK, an error): the hole is back at epsn.
+    if (epsn == before) break;
   }
-  bool ahead = false;
-  for (std::uint8_t s : ar_seen) ahead = ahead || s != 0;
+  ar_running = false;
   ar_armed = false;
-  if (ahead) arm_ar_timer();
-}
-
-void QpImpl::run_ar_stash() {
-  // The window reached a packet that waited in the stash: execute it now, as
-  // if it had just arrived in order (which may slide the window further).
-  // Copies of PSNs already executed (resent meanwhile) are stale.
-  std::erase_if(ar_stash, [&](const auto& e) { return psn_before(e.first, epsn); });
-  const auto it = std::find_if(ar_stash.begin(), ar_stash.end(),
-                               [&](const auto& e) { return e.first == epsn; });
-  if (it == ar_stash.end()) return;
-  const std::vector<std::uint8_t> frame = std::move(it->second);
-  ar_stash.erase(it);
-  const wire::Frame f = wire::decode_frame(frame, wire::LinkType::Ethernet, frame.size());
-  if (f.ib) on_request(*f.ib, f, frame);
+  if (ar_held_count > 0) arm_ar_timer();
 }
 
 void QpImpl::arm_ar_timer() {

@@ -329,8 +329,17 @@ ibv_qp_type QueuePair::qp_type() const noexcept {
 ibv_qp_state QueuePair::state() const noexcept {
   return impl_->state;
 }
-void QueuePair::set_options(const Options& options) noexcept {
-  impl_->options = options;
+void QueuePair::set_options(const Options& options) {
+  QpImpl& q = *impl_;
+  q.options = options;
+  // The adaptive-routing window follows the options while it holds nothing
+  // (the labs turn the model on once the QPs are connected).
+  const std::size_t window =
+      options.adaptive_routing ? std::max<std::uint32_t>(1, options.ar_window) : 0;
+  if (q.ar_held_count == 0 && q.ar_held.size() != window) {
+    q.ar_held.assign(window, {});
+    q.ar_base = 0;
+  }
 }
 const QueuePair::Options& QueuePair::options() const noexcept {
   return impl_->options;
@@ -492,7 +501,11 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
     f.hop_limit = s.ah_attr.grh.hop_limit != 0 ? s.ah_attr.grh.hop_limit : 64;
     f.flow_label = s.ah_attr.grh.flow_label;
     f.udp_src_port = wire::udp_source_port(q.qpn, s.dest_qp_num);
-    q.ar_seen.assign(std::max<std::uint32_t>(1, q.options.ar_window), 0);
+    // The adaptive-routing window, only when the model is on (set before RTR).
+    q.ar_held.assign(q.options.adaptive_routing ? std::max<std::uint32_t>(1, q.options.ar_window)
+                                                : 0,
+                     {});
+    q.ar_held_count = 0;
     q.ar_base = 0;
   }
   q.state = next;

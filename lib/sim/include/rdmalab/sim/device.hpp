@@ -311,20 +311,25 @@ class QueuePair {
   /// EPERM: MR and window of different PDs; then what post_send returns.
   [[nodiscard]] int bind_mw(ibv_mw* mw, const ibv_mw_bind& bind);
 
-  /// Simulator-only knobs of a QP, set before the transition to RTR (the
-  /// adaptive-routing window is sized there).
+  /// Simulator-only knobs of a QP.
   struct Options {
     /// Adaptive-routing mode of recent NICs (a model of vendor behaviour,
-    /// not IBTA): every packet of an RDMA WRITE carries its own RETH (WRITE
-    /// Only) so the responder can place it wherever it arrives; the
-    /// responder accepts packets up to `ar_window` PSNs ahead of the
-    /// expected one and sends a sequence-error NAK only when a hole stays
-    /// open for `ar_nak_timeout_ns`. Both ends must enable it.
+    /// not IBTA): the responder accepts request packets up to `ar_window`
+    /// PSNs ahead of the expected one instead of NAKing them, holds them,
+    /// and executes them in PSN order as the holes before them fill; it
+    /// sends a sequence-error NAK only when a hole stays open for
+    /// `ar_nak_timeout_ns`. Messages stay whole on the wire (First, Middle,
+    /// Last; one RETH per WRITE), so the verbs see what they see without
+    /// AR: one MSN and one completion per message, byte_len its length.
+    /// Hardware with out-of-order data placement writes each payload on
+    /// arrival; here it reaches memory when the holes before it fill, a
+    /// difference no completion can show. The requester sends as always.
     bool adaptive_routing = false;
     std::uint32_t ar_window = 256;
     Time ar_nak_timeout_ns = 20 * kMicrosecond;
   };
-  void set_options(const Options& options) noexcept;
+  /// Any time; the adaptive-routing window changes while it holds nothing.
+  void set_options(const Options& options);
   [[nodiscard]] const Options& options() const noexcept;
 
   /// Counters of this QP, for labs and tests.
