@@ -16,13 +16,13 @@ inline constexpr std::array kCatalog{
         "Lab 08: adaptive routing. The simulated fabric sprays every packet over several paths "
         "of different delay, so packets arrive out of order. Without adaptive-routing support "
         "the responder NAKs and the requester goes back N; with it (a model of recent NICs) "
-        "each WRITE packet carries its own RETH, out-of-order arrivals are placed directly, and "
-        "a WRITE with immediate tells the receiver the data is complete.",
+        "the responder accepts packets ahead of the expected PSN inside a window and places "
+        "them, messages stay whole, and a WRITE with immediate tells the receiver the data is "
+        "complete.",
         "实验 08：自适应路由。模拟网络把每个报文分散到多条时延不同的路径上，因此报文会乱序到达。"
         "不支持自适应路由时，响应端回复 NAK，请求端执行 go-back-N 重传；支持时（这是对新一代网卡"
-        "行为的模型），每个 WRITE 报文都自带 "
-        "RETH，乱序到达的报文直接写入内存，最后用一个带立即数的 "
-        "WRITE 通知接收端数据已完整。"},
+        "行为的模型），响应端在一个窗口内接受领先于期望 PSN 的报文并把它们写入内存，消息保持完整，"
+        "最后用一个带立即数的 WRITE 通知接收端数据已完整。"},
     Message{"opt.ar",
             "adaptive-routing model on the QPs: off, on, or both (one run each, compared)",
             "QP 上的自适应路由模型：off、on，或 both（各运行一次并对比）"},
@@ -46,11 +46,13 @@ inline constexpr std::array kCatalog{
             "构建一个有 {0} 条路径、相邻路径相差 {1}  ns 的网络，报文被分散到所有路径上"},
     Message{"step.resources", "open the devices and connect", "打开设备并建立连接"},
     Message{"why.ar_on",
-            "both QPs enable the adaptive-routing model: the sender puts a RETH in every WRITE "
-            "packet (WRITE Only), the receiver accepts packets ahead of the expected PSN inside a "
-            "window and NAKs only if a hole stays open",
-            "两个 QP 都启用自适应路由模型：发送端在每个 WRITE 报文中都放入 RETH（WRITE Only），"
-            "接收端在一个窗口内接受领先于期望 PSN 的报文，只有当空洞一直未被填补时才回复 NAK"},
+            "both QPs enable the adaptive-routing model: the receiver accepts packets ahead of "
+            "the expected PSN inside a window instead of NAKing them, completes them in PSN "
+            "order as the holes fill, and NAKs only a hole that stays open; the sender's packets "
+            "are unchanged (WRITE First, Middle, Last: one RETH per message)",
+            "两个 QP 都启用自适应路由模型：接收端在一个窗口内接受领先于期望 PSN 的报文，不回复 "
+            "NAK，待空洞填补后按 PSN 顺序完成它们，只有当空洞一直未被填补时才回复 NAK；发送端的报文"
+            "不变（WRITE First、Middle、Last：每个消息一个 RETH）"},
     Message{"why.ar_off",
             "standard RC: the receiver accepts only the expected PSN; anything ahead is a sequence "
             "error",
@@ -92,8 +94,15 @@ inline constexpr std::array kCatalog{
     Message{"check.on_clean",
             "AR on: out-of-order arrivals were tolerated, nothing was retransmitted",
             "自适应路由开启：乱序到达被容忍，没有任何重传"},
-    Message{"check.on_reth", "AR on: every data packet was a WRITE Only with its own RETH",
-            "自适应路由开启：每个数据报文都是自带 RETH 的 WRITE Only"},
+    Message{"check.on_whole",
+            "AR on: the messages stayed whole: {} WRITE message(s), each with one RETH on its "
+            "first packet and none on the rest",
+            "自适应路由开启：消息保持完整：共 {} 个 WRITE 消息，每个只在第一个报文中带 RETH，"
+            "其余报文都不带"},
+    Message{"check.byte_len",
+            "{0}: the receiver's completion has byte_len {1}, what the WRITE with immediate "
+            "carried",
+            "{0}：接收端完成的 byte_len 为 {1}，即带立即数的 WRITE 携带的字节数"},
     Message{"check.faster", "AR on finished sooner than AR off",
             "自适应路由开启时比关闭时更早完成"},
     Message{"try.1", "--paths 1: no reordering, both modes behave the same",

@@ -204,17 +204,16 @@ std::vector<WirePacket> read_packets(const lab::WireFacts& facts) {
 }
 
 // The packets one WRITE of `len` bytes becomes at path MTU `mtu`: opcode and
-// payload of each. With the simulator's adaptive-routing model every packet
-// is a WRITE Only carrying its own RETH.
+// payload of each (with or without adaptive routing: messages stay whole).
 void expect_write(std::vector<std::pair<std::uint8_t, std::size_t>>& out, std::uint32_t len,
-                  bool imm, std::uint32_t mtu, bool ar_model) {
+                  bool imm, std::uint32_t mtu) {
   namespace op = wire::opcode;
   const std::uint32_t npkts = len == 0 ? 1 : (len + mtu - 1) / mtu;
   for (std::uint32_t k = 0; k < npkts; ++k) {
     const bool last = k + 1 == npkts;
     const std::size_t pay = len == 0 ? 0 : std::min(mtu, len - k * mtu);
     std::uint8_t code;
-    if (ar_model || npkts == 1)
+    if (npkts == 1)
       code = last && imm ? op::kRcWriteOnlyImm : op::kRcWriteOnly;
     else if (k == 0)
       code = op::kRcWriteFirst;
@@ -227,14 +226,10 @@ void expect_write(std::vector<std::pair<std::uint8_t, std::size_t>>& out, std::u
 }
 
 // The receiver's wc.byte_len for one QP's part of a message: the length of
-// the WRITE with immediate. Split: 0. With the simulator's adaptive-routing
-// model every packet is a message of its own, so a WRITE with immediate of
-// several packets reports only its last packet; NCCL takes the size from the
-// immediate, never from byte_len.
-std::uint32_t expected_byte_len(std::uint32_t len, bool split, std::uint32_t mtu, bool ar_model) {
-  if (split) return 0;
-  if (!ar_model || len <= mtu) return len;
-  return len % mtu == 0 ? mtu : len % mtu;
+// the WRITE with immediate; 0 when split (NCCL takes the size from the
+// immediate, never from byte_len).
+std::uint32_t expected_byte_len(std::uint32_t len, bool split) {
+  return split ? 0 : len;
 }
 
 std::string opcode_name(std::uint8_t code) {
@@ -539,8 +534,6 @@ void run_lab(lab::Narrator& n, const Options& o) {
       });
       if (!m.send_done || !m.recv_done) hung = true;
       n.say(tr(M("test.done"), i, m.size, nqps));
-      if (ar_model && !m.split && m.chunks[0] > static_cast<std::uint32_t>(o.mtu))
-        n.say(tr(M("test.ar_bytelen"), m.byte_len[0], m.chunks[0], m.imm[0]));
     }
   }
 
@@ -557,7 +550,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     for (std::size_t q = 0; q < nqps; ++q) {
       const std::size_t k = q;
       imm_ok = imm_ok && m.imm[k] == m.size &&
-               m.byte_len[k] == expected_byte_len(m.chunks[k], m.split, mtu, ar_model);
+               m.byte_len[k] == expected_byte_len(m.chunks[k], m.split);
     }
     at_wc = at_wc && m.complete_at_wc && m.recv_done;
     jm.push_back({{"index", i},
@@ -627,10 +620,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
         const std::uint32_t len = m.chunks[q];
         const std::size_t before = want.size();
         if (m.split) {
-          expect_write(want, len, false, mtu, ar_model);
-          expect_write(want, 0, true, mtu, ar_model);
+          expect_write(want, len, false, mtu);
+          expect_write(want, 0, true, mtu);
         } else {
-          expect_write(want, len, true, mtu, ar_model);
+          expect_write(want, len, true, mtu);
         }
         want_imm.resize(want.size());
         want_imm.back() = m.size;

@@ -141,13 +141,6 @@ inline constexpr std::array kCatalog{
             "双方：为消息 {0}..{1} 调用 ncclIbTest"},
     Message{"test.done", "message {0} ({1} bytes): done on both sides, {2} completion(s) each",
             "消息 {0}（{1} 字节）：双方均已完成，各 {2} 个工作完成"},
-    Message{"test.ar_bytelen",
-            "  byte_len {0}, not {1}: with the adaptive-routing model every packet is a WRITE of "
-            "its own, and the immediate belongs to the last one only. The size ({2}) comes from "
-            "the immediate, as NCCL takes it",
-            "  byte_len 为 {0}，而不是 {1}：在自适应路由模型下，每个报文都是一个独立的 "
-            "WRITE，立即数只属于"
-            "最后一个报文。消息大小（{2}）取自立即数，NCCL 也正是这样做的"},
     Message{"step.verify", "check the outcome", "检查结果"},
     Message{"ar.result",
             "adaptive routing: {0} out-of-order arrival(s); {1} data packet(s) arrived after the "
