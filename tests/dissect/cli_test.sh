@@ -72,6 +72,17 @@ code 0 "$BIN" --lang zh ladder --ascii "$DATA/loss_drop_one_nak.pcap"
 check "ladder --ascii: 28 rows" test "$(grep -c '^ *[0-9.]*  |.*[<>].*|' "$TMP/out")" -eq 28
 check "ladder --ascii: no box-drawing characters or arrows" \
   bash -c "! grep -q '[│─▶◀⏱↻✗⇅⇄]' '$TMP/out'"
+# The Chinese column heading 时间 is two characters four terminal columns
+# wide: right-aligned over the 12-column times, the endpoint after it starts
+# where the rows' first | stands (column 15), as in English.
+check "ladder --lang zh: the heading lines up with the rows" python3 -c "
+import sys, unicodedata
+lines = open(sys.argv[1], encoding='utf-8').read().split('\n')
+head = next(l for l in lines if l.lstrip().startswith('时间'))
+row = next(l for l in lines if l[:1] == ' ' and '  |' in l)
+width = lambda s: sum(2 if unicodedata.east_asian_width(c) in 'WF' else 1 for c in s)
+sys.exit(0 if width(head[:head.index('时间') + 2]) == 12 and row.index('|') == 14 else 1)
+" "$TMP/out"
 # --payload: the bytes themselves (rping's 16-byte buffer advertisement).
 code 0 "$BIN" decode --payload "$DATA/rping_cm.pcap"
 check "decode --payload: hex dump" grep -q '0000  00 00 56 2c 36 aa 4d 90 00 00 05 10 00 00 00 40  |..V,6.M........@|' "$TMP/out"

@@ -83,12 +83,15 @@ TEST_CASE("lab09 --ar: above the threshold a plain WRITE, then a 0-byte WRITE wi
   CHECK(m[1].at("split") == true);   // 32768 > 8192
   CHECK(m[1].at("byte_len") == json::array({0, 0}));
   CHECK(m[1].at("imm") == json::array({32768, 32768}));
-  // The AR model: every data packet a WRITE Only with its own RETH.
+  // Messages stay whole under the AR model: per QP, 4096 -> one WRITE Only
+  // with Immediate of 2048 bytes; 32768 split -> a 16384-byte WRITE (First,
+  // Middle, Middle, Last at MTU 4096), then the 0-byte WRITE Only with
+  // Immediate.
   const std::vector<std::string> per_qp = {"RDMA WRITE Only with Immediate",
-                                           "RDMA WRITE Only",
-                                           "RDMA WRITE Only",
-                                           "RDMA WRITE Only",
-                                           "RDMA WRITE Only",
+                                           "RDMA WRITE First",
+                                           "RDMA WRITE Middle",
+                                           "RDMA WRITE Middle",
+                                           "RDMA WRITE Last",
                                            "RDMA WRITE Only with Immediate"};
   std::vector<std::string> both = per_qp;
   both.insert(both.end(), per_qp.begin(), per_qp.end());
@@ -113,9 +116,9 @@ TEST_CASE("lab09 --ar --ar-threshold 65536: no split, the immediate rides on the
   const auto j = run_lab_json(LAB_lab09_nccl_net, "lab09_thr", {"--ar", "--ar-threshold", "65536"});
   CHECK(j.at("ok") == true);
   for (const auto& m : j.at("messages")) CHECK(m.at("split") == false);
-  // Under the AR model each packet is its own WRITE: the completion of the
-  // 16384-byte part (4 packets at MTU 4096) counts only the last packet.
-  CHECK(j.at("messages")[1].at("byte_len") == json::array({4096, 4096}));
+  // The 16384-byte part of each QP (4 packets at MTU 4096, reordered by the
+  // fabric) completes as one message: byte_len 16384.
+  CHECK(j.at("messages")[1].at("byte_len") == json::array({16384, 16384}));
   CHECK(j.at("messages")[1].at("imm") == json::array({32768, 32768}));
   for (const auto& f : j.at("wire").at("frames"))
     if (f.contains("immdt")) CHECK(f.at("payload_len").get<int>() > 0);

@@ -196,8 +196,8 @@ TEST_CASE("lab01 --step pauses before every step and goes on at Enter") {
 TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing with it") {
   const auto j = run_lab_json(LAB_lab08_adaptive_routing, "lab08");
   CHECK(j.at("ok") == true);
-  for (const char* id : {"done_off", "bytes_off", "done_on", "bytes_on", "off_naks", "on_clean",
-                         "on_reth", "faster"})
+  for (const char* id : {"done_off", "bytes_off", "byte_len_off", "done_on", "bytes_on",
+                         "byte_len_on", "off_naks", "on_clean", "on_whole", "faster"})
     CHECK(check_ok(j, id));
   CHECK(j.at("ar_off").at("naks").get<int>() > 0);
   CHECK(j.at("ar_on").at("retransmitted") == 0);
@@ -208,6 +208,15 @@ TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing w
   CHECK(one.at("ok") == true);
   CHECK(one.at("ar_off").at("naks") == 0);
   CHECK(one.at("ar_off").at("out_of_order") == 0);
+  // Below the threshold one WRITE with immediate carries all 32768 bytes,
+  // sprayed over the four paths: it still completes once, with byte_len
+  // 32768 (the model keeps the message whole).
+  const auto whole =
+      run_lab_json(LAB_lab08_adaptive_routing, "lab08_whole", {"--threshold", "65536"});
+  CHECK(whole.at("ok") == true);
+  CHECK(check_ok(whole, "byte_len_on"));
+  CHECK(check_ok(whole, "on_whole"));
+  CHECK(whole.at("ar_on").at("out_of_order").get<int>() > 0);
 }
 
 TEST_CASE("--peer-dev: a real responder device for one process, refused where it cannot apply") {
