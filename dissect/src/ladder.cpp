@@ -177,8 +177,13 @@ void LadderSvg::row(const PacketRecord& rec) {
     ++dropped_;
     return;
   }
-  Row r{rec.frame, rec.time_ns, from_left(rec, left_), false,
-        marks(rec, kUnicode) + short_label(rec), {}, worst(rec.events)};
+  Row r{rec.frame,
+        rec.time_ns,
+        from_left(rec, left_),
+        false,
+        marks(rec, kUnicode) + short_label(rec),
+        {},
+        worst(rec.events)};
   for (const Event& e : rec.events) {
     if (!r.notes.empty()) r.notes += "  ·  ";
     r.notes += describe(e);
@@ -191,9 +196,8 @@ void LadderSvg::note(const Event& e) {
     ++dropped_;
     return;
   }
-  rows_.push_back(
-      Row{e.frame, 0, true, true, {}, fmt::format("[{}] {}", e.frame, describe(e)),
-          severity(e.type)});
+  rows_.push_back(Row{
+      e.frame, 0, true, true, {}, fmt::format("[{}] {}", e.frame, describe(e)), severity(e.type)});
 }
 
 std::string LadderSvg::svg() const {

@@ -231,8 +231,10 @@ def docs_screenshot(driver, rdmapcap, data, out_dir, docs):
         run([rdmapcap, "report", os.path.join(data, "congestion_pfc.pcap"), "-o", html,
              "--lang", lang, "--rows", "200"])
         driver.get("file://" + os.path.abspath(html))
-        driver.set_window_size(1400, 760)
-        driver.execute_script("document.getElementById('conv-1').scrollIntoView()")
+        # The first requester's timeline and the top of its ladder.
+        driver.set_window_size(1400, 900)
+        driver.execute_script(
+            "document.getElementById('plot-1-1').previousElementSibling.scrollIntoView()")
         time.sleep(0.1)
         target = os.path.join(docs, lang, "img", "report-congestion.png")
         os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -395,8 +395,8 @@ int main(int argc, char** argv) {
   std::size_t report_rows = 2000, report_convs = 100;
   report->add_option("--rows", report_rows, std::string(i18n::text(M("opt.report_rows"))))
       ->check(CLI::PositiveNumber);
-  report->add_option("--conversations", report_convs,
-                     std::string(i18n::text(M("opt.report_convs"))))
+  report
+      ->add_option("--conversations", report_convs, std::string(i18n::text(M("opt.report_convs"))))
       ->check(CLI::PositiveNumber);
 
   // Options of the analysis, shared by decode, summary and report.

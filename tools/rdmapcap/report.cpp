@@ -78,9 +78,9 @@ std::string embed_svg(std::string svg, const std::string& marker) {
     const std::string height = svg.substr(start, end - start);
     svg.insert(h, fmt::format(" viewBox=\"0 0 1500 {}\"", height));
   }
-  for (const auto& [from, to] : {std::pair<std::string, std::string>{"id=\"a\"", "id=\"" + marker +
-                                                                                     "\""},
-                                 {"url(#a)", "url(#" + marker + ")"}}) {
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"id=\"a\"", "id=\"" + marker + "\""},
+        {"url(#a)", "url(#" + marker + ")"}}) {
     for (std::size_t at = svg.find(from); at != std::string::npos;
          at = svg.find(from, at + to.size()))
       svg.replace(at, from.size(), to);
@@ -293,9 +293,7 @@ void Report::section_capture(std::string& out) const {
   using Source = dissect::CaptureStats::SpeedSource;
   switch (stats_.link_speed_source) {
     case Source::Given: row(M("rep.link_speed"), i18n::tr(M("rep.speed_given"), gbps)); break;
-    case Source::Inferred:
-      row(M("rep.link_speed"), i18n::tr(M("rep.speed_inferred"), gbps));
-      break;
+    case Source::Inferred: row(M("rep.link_speed"), i18n::tr(M("rep.speed_inferred"), gbps)); break;
     case Source::Assumed: row(M("rep.link_speed"), i18n::tr(M("rep.speed_assumed"), gbps)); break;
     case Source::None: row(M("rep.link_speed"), i18n::tr(M("rep.speed_none"))); break;
   }
@@ -314,13 +312,14 @@ void Report::section_findings(std::string& out) const {
     put(out, "<li class=\"finding {}\" data-type=\"{}\" data-frame=\"{}\">[{}] {}",
         severity_class(sev), dissect::event_name(e.type), e.frame,
         esc(dissect::severity_label(sev)), esc(dissect::describe(e)));
-    const Conversation* c =
-        e.conversation != 0 && e.conversation <= convs_.size() ? &convs_[e.conversation - 1] : nullptr;
-    const bool pfc_row = e.conversation == 0 && std::any_of(pfc_events_.begin(), pfc_events_.end(),
-                                                            [&](const EventRow& r) {
-                                                              return !r.end_of_capture &&
-                                                                     r.event.frame == e.frame;
-                                                            });
+    const Conversation* c = e.conversation != 0 && e.conversation <= convs_.size()
+                                ? &convs_[e.conversation - 1]
+                                : nullptr;
+    const bool pfc_row =
+        e.conversation == 0 &&
+        std::any_of(pfc_events_.begin(), pfc_events_.end(), [&](const EventRow& r) {
+          return !r.end_of_capture && r.event.frame == e.frame;
+        });
     const std::string frame = i18n::tr(M("rep.col.frame")) + " " + std::to_string(e.frame);
     if ((c != nullptr && drawn(*c, e.frame)) || pfc_row)
       put(out, " — <a href=\"#f{}\">{}</a>", e.frame, esc(frame));
@@ -383,8 +382,7 @@ void Report::events_table(const Conversation& c, std::string& out) const {
   }
   out += "</tbody></table>\n";
   if (c.events_not_listed != 0)
-    put(out, "<p class=\"note\">{}</p>\n",
-        esc(i18n::tr(M("rep.events_cut"), c.events_not_listed)));
+    put(out, "<p class=\"note\">{}</p>\n", esc(i18n::tr(M("rep.events_cut"), c.events_not_listed)));
 }
 
 void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::string& out,
@@ -392,26 +390,27 @@ void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::
   const std::int64_t t0 = stats_.first_ns;
   const std::int64_t span = std::max<std::int64_t>(1, stats_.last_ns - stats_.first_ns);
   const auto x = [&](std::int64_t t) {
-    const double f = static_cast<double>(std::clamp<std::int64_t>(t - t0, 0, span)) /
-                     static_cast<double>(span);
+    const double f =
+        static_cast<double>(std::clamp<std::int64_t>(t - t0, 0, span)) / static_cast<double>(span);
     return kLabelWidth + f * kPlotWidth;
   };
   const std::size_t lanes = 2 + pauses_.size();
-  const int height =
-      kRateHeight + static_cast<int>(lanes) * kLaneHeight + kAxisHeight + 8;
+  const int height = kRateHeight + static_cast<int>(lanes) * kLaneHeight + kAxisHeight + 8;
   const int width = kLabelWidth + kPlotWidth + 20;
   put(out, "<h4>{}</h4>\n",
       esc(i18n::tr(M("rep.timeline"), dissect::endpoint_string(s.requester),
                    dissect::endpoint_string(s.responder))));
   put(out,
       "<svg class=\"plot\" id=\"{}\" data-ce=\"{}\" data-cnp=\"{}\" xmlns=\"http://www.w3.org/2000/"
-      "svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-size=\"12\" font-family=\"DejaVu "
+      "svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-size=\"12\" "
+      "font-family=\"DejaVu "
       "Sans, Noto Sans CJK SC, sans-serif\">\n",
       id, ch.ce_ns.size(), ch.cnp_ns.size(), width, height, width, height);
   // Rate: request frame bits per bin, as the summary measured them.
   double peak = 0;
   const double bin = static_cast<double>(std::max<std::int64_t>(1, s.rate_bin_ns));
-  for (const std::uint64_t b : s.rate_bytes) peak = std::max(peak, static_cast<double>(b) * 8e9 / bin);
+  for (const std::uint64_t b : s.rate_bytes)
+    peak = std::max(peak, static_cast<double>(b) * 8e9 / bin);
   int y = 4;
   put(out, "<text x=\"4\" y=\"{}\">{}</text>\n", y + kRateHeight / 2,
       esc(i18n::tr(M("rep.lane.rate"), rate_text(peak))));
@@ -431,8 +430,7 @@ void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::
   y += kRateHeight;
   const auto lane_label = [&](const std::string& label) {
     put(out, "<text x=\"4\" y=\"{}\">{}</text>\n", y + 17, esc(label));
-    put(out,
-        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#dde\"/>\n", kLabelWidth,
+    put(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#dde\"/>\n", kLabelWidth,
         y + kLaneHeight - 1, kLabelWidth + kPlotWidth);
   };
   const auto ticks = [&](const std::vector<std::int64_t>& times, const char* cls,
@@ -468,7 +466,10 @@ void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::
     put(out,
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#444\"/><text "
         "x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"{4}\">{5}</text>\n",
-        x(t), y, y + 4, y + 18, i == 0 ? "start" : i == 4 ? "end" : "middle",
+        x(t), y, y + 4, y + 18,
+        i == 0   ? "start"
+        : i == 4 ? "end"
+                 : "middle",
         seconds_text(t - start_ns_) + " s");
   }
   out += "</svg>\n";
@@ -507,14 +508,14 @@ void Report::section_pfc(std::string& out) const {
       esc(i18n::text(M("rep.col.pause_frames"))), esc(i18n::text(M("rep.col.paused"))),
       esc(i18n::text(M("rep.col.longest"))), esc(i18n::text(M("rep.col.storms"))));
   for (const dissect::PfcSummary& p : pfc_) {
-    const std::string prio = p.priority ? std::to_string(*p.priority)
-                                        : std::string(i18n::text(M("rep.whole_link")));
+    const std::string prio =
+        p.priority ? std::to_string(*p.priority) : std::string(i18n::text(M("rep.whole_link")));
     put(out,
         "<tr data-src=\"{}\" data-priority=\"{}\" data-paused-ns=\"{}\"><td>{}</td><td>{}</td>"
         "<td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         wire::mac_to_string(p.src), p.priority ? static_cast<int>(*p.priority) : 8, p.paused_ns,
-        wire::mac_to_string(p.src), esc(prio), p.frames, p.xon_frames,
-        duration_text(p.paused_ns), duration_text(p.longest_pause_ns), p.storms);
+        wire::mac_to_string(p.src), esc(prio), p.frames, p.xon_frames, duration_text(p.paused_ns),
+        duration_text(p.longest_pause_ns), p.storms);
   }
   out += "</tbody></table>\n";
   // The pause frames' events: their rows are the frames' anchors.
@@ -565,8 +566,7 @@ std::string Report::html() const {
   put(out, "<li><a href=\"#pfc\">{}</a></li>\n</ul></nav>\n", esc(i18n::text(M("rep.pfc"))));
   section_capture(out);
   section_findings(out);
-  put(out, "<section id=\"conversations\"><h2>{}</h2>\n",
-      esc(i18n::text(M("rep.conversations"))));
+  put(out, "<section id=\"conversations\"><h2>{}</h2>\n", esc(i18n::text(M("rep.conversations"))));
   if (convs_.empty()) put(out, "<p>{}</p>\n", esc(i18n::text(M("rep.no_convs"))));
   for (const Conversation& c : convs_) section_conversation(c, out);
   if (total_convs_ > convs_.size())

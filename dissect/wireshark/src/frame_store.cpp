@@ -211,11 +211,9 @@ std::optional<FrameFindings> FrameStore::find(std::uint64_t frame) const {
   f.cnp = it->cnp;
   f.cnp_qp = it->cnp_qp;
   if (it->pause) {
-    const auto p = std::lower_bound(
-        pauses_.begin(), pauses_.end(), frame,
-        [](const std::pair<std::uint64_t, wire::PauseFrame>& x, std::uint64_t n) {
-          return x.first < n;
-        });
+    const auto p = std::lower_bound(pauses_.begin(), pauses_.end(), frame,
+                                    [](const std::pair<std::uint64_t, wire::PauseFrame>& x,
+                                       std::uint64_t n) { return x.first < n; });
     if (p != pauses_.end() && p->first == frame) f.pause = p->second;
     f.link_speed_bps = analyzer_.stats().link_speed_bps;
   }

@@ -253,7 +253,7 @@ struct Plan {
   // most seven lines each; more than this is cut (and never seen in practice).
   static constexpr std::size_t kMaxItems = 96;
   const char* title = nullptr;
-  const char* info = nullptr;  // appended to the Info column, or nullptr
+  const char* info = nullptr;        // appended to the Info column, or nullptr
   const char* info_first = nullptr;  // replaces the Info column first, or nullptr
   std::array<PlannedItem, kMaxItems> items{};
   std::size_t count = 0;
@@ -346,10 +346,10 @@ class Planner {
       if (p.pfc())
         add_uint(true, hf_pfc_priority, M("hf.pfc_priority"), prio, std::to_string(prio));
       add_uint(true, hf_pfc_quanta, M("hf.pfc_quanta"), quanta, std::to_string(quanta));
-      if (PlannedItem* it = push(PlannedItem::Kind::Double, hf_pfc_pause_us, true,
-                                 line(M("hf.pfc_pause_us"),
-                                      quanta == 0 ? i18n::tr(M("tree.xon"))
-                                                  : i18n::tr(M("tree.us"), us))))
+      if (PlannedItem* it =
+              push(PlannedItem::Kind::Double, hf_pfc_pause_us, true,
+                   line(M("hf.pfc_pause_us"),
+                        quanta == 0 ? i18n::tr(M("tree.xon")) : i18n::tr(M("tree.us"), us))))
         it->real = us;
       if (quanta == 0) add_flag(hf_pfc_xon, M("hf.pfc_xon"));
     };
@@ -612,8 +612,8 @@ void register_rdmalab() {
          FRAMENUM_TYPE(FT_FRAMENUM_NONE)),
       hf(&hf_ecn, "rdmalab.ecn", M("hf.ecn"), FT_UINT8, BASE_DEC, VALS(kEcnNames)),
       hf(&hf_cnp, "rdmalab.cnp", M("hf.cnp"), FT_BOOLEAN, BASE_NONE, nullptr),
-      hf(&hf_pfc_link_speed, "rdmalab.pfc.link_speed", M("hf.pfc_link_speed"), FT_UINT32,
-         BASE_DEC, nullptr),
+      hf(&hf_pfc_link_speed, "rdmalab.pfc.link_speed", M("hf.pfc_link_speed"), FT_UINT32, BASE_DEC,
+         nullptr),
       hf(&hf_pfc_priority, "rdmalab.pfc.priority", M("hf.pfc_priority"), FT_UINT8, BASE_DEC,
          nullptr),
       hf(&hf_pfc_quanta, "rdmalab.pfc.quanta", M("hf.pfc_quanta"), FT_UINT16, BASE_DEC, nullptr),

@@ -28,11 +28,11 @@
 namespace rdmapcap {
 
 struct ReportOptions {
-  std::string title;                  // the capture's file name, shown in the heading
-  std::size_t rows = 2000;            // ladder rows per conversation (--rows)
-  std::size_t rows_per_page = 100;    // ladder rows per page
-  std::size_t conversations = 100;    // conversations given a section (--conversations)
-  std::size_t events_per_conv = 1000; // event rows listed per conversation
+  std::string title;                   // the capture's file name, shown in the heading
+  std::size_t rows = 2000;             // ladder rows per conversation (--rows)
+  std::size_t rows_per_page = 100;     // ladder rows per page
+  std::size_t conversations = 100;     // conversations given a section (--conversations)
+  std::size_t events_per_conv = 1000;  // event rows listed per conversation
 };
 
 class Report {

@@ -132,7 +132,8 @@ class FrameStore {
  public:
   /// `options`: the analyser's (the plugin's preferences set the port speed
   /// and the PFC storm threshold).
-  explicit FrameStore(dissect::AnalyzerOptions options = {}) : analyzer_(options), options_(options) {}
+  explicit FrameStore(dissect::AnalyzerOptions options = {})
+      : analyzer_(options), options_(options) {}
 
   /// First pass: decodes and analyses a frame. Frames must come in capture
   /// order; a frame at or before the last one fed is ignored (returns false),
