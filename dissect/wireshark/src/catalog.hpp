@@ -78,7 +78,6 @@ inline constexpr std::array kCatalog{
             "PFC 暂停帧（802.1Qbb），时间按 {:g} Gb/s 换算"},
     Message{"tree.pause", "PAUSE frame (802.3x, whole link), time at {:g} Gb/s",
             "PAUSE 帧（802.3x，整条链路），时间按 {:g} Gb/s 换算"},
-    Message{"tree.gbps", "{:g} Gb/s", "{:g} Gb/s"},
     Message{"tree.xon", "0 (XON: resume now)", "0（XON：立即恢复发送）"},
     Message{"cause.nak", "NAK (go-back-N after a PSN sequence error)",
             "NAK（PSN 序列错误后回退 N 重传）"},

@@ -339,7 +339,7 @@ class Planner {
     push(PlannedItem::Kind::Subtree, -1, false,
          keep(i18n::tr(p.pfc() ? M("tree.pfc") : M("tree.pause"), gbps)));
     add_uint(true, hf_pfc_link_speed, M("hf.pfc_link_speed"), bps / 1'000'000,
-             i18n::tr(M("tree.gbps"), gbps));
+             fmt::format("{:g} Gb/s", gbps));
     const auto one = [&](std::size_t prio, std::uint16_t quanta) {
       const std::int64_t ns = rdmalab::wire::pause_quanta_ns(quanta, bps);
       const double us = static_cast<double>(ns) / 1e3;
