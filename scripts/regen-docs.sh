@@ -12,7 +12,9 @@
 #      is the same capture drawn with --lang zh (Chinese labels, for
 #      docs/zh);
 #   4. in docs/zh, the rdmapcap (and lab) output excerpts: the Chinese output
-#      of the lines the English chapter shows (scripts/regen-zh-excerpts.py).
+#      of the lines the English chapter shows (scripts/regen-zh-excerpts.py);
+#   5. docs/{en,zh}/img/report-congestion.png, the screenshot of rdmapcap
+#      report in chapter 25 (tests/site/browse_report.py --docs).
 # Review the diff before committing it. tests/docs checks that the chapters
 # and the goldens agree and that every figure a chapter shows exists
 # (docs_test), and runs every command the lab chapters show (docs_commands_test):
@@ -116,6 +118,14 @@ for dir in labs/[0-9][0-9]-*/; do
 done
 # 4. The Chinese chapters' output excerpts, from the English ones.
 if ! python3 scripts/regen-zh-excerpts.py "$bin"; then
+  status=1
+fi
+# 5. The screenshot of rdmapcap report that chapter 25 shows
+#    (docs/en/img/report-congestion.png and docs/zh/img/...), taken in
+#    headless Chromium by the report's browser test.
+if ! /usr/bin/python3 tests/site/browse_report.py --rdmapcap "$rdmapcap" --data tests/data \
+     --out "$work/report" --docs docs; then
+  echo "rdmalab: the report screenshots were not regenerated" >&2
   status=1
 fi
 git status --short docs tests/labs/golden

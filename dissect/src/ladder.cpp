@@ -177,8 +177,13 @@ void LadderSvg::row(const PacketRecord& rec) {
     ++dropped_;
     return;
   }
-  Row r{rec.time_ns, from_left(rec, left_), false, marks(rec, kUnicode) + short_label(rec),
-        {},          worst(rec.events)};
+  Row r{rec.frame,
+        rec.time_ns,
+        from_left(rec, left_),
+        false,
+        marks(rec, kUnicode) + short_label(rec),
+        {},
+        worst(rec.events)};
   for (const Event& e : rec.events) {
     if (!r.notes.empty()) r.notes += "  ·  ";
     r.notes += describe(e);
@@ -191,8 +196,8 @@ void LadderSvg::note(const Event& e) {
     ++dropped_;
     return;
   }
-  rows_.push_back(
-      Row{0, true, true, {}, fmt::format("[{}] {}", e.frame, describe(e)), severity(e.type)});
+  rows_.push_back(Row{
+      e.frame, 0, true, true, {}, fmt::format("[{}] {}", e.frame, describe(e)), severity(e.type)});
 }
 
 std::string LadderSvg::svg() const {
@@ -231,6 +236,8 @@ std::string LadderSvg::svg() const {
                         : r.sev == Severity::Warning ? "#c07000"
                         : r.sev == Severity::Notice  ? "#007090"
                                                      : "#222222";
+    const bool anchor = anchors_ && !r.is_note;
+    if (anchor) put(out, "<g id=\"f{}\">\n", r.frame);
     if (!r.is_note) {
       put(out,
           R"svg(<text x="10" y="{}">{}</text>)svg"
@@ -252,6 +259,7 @@ std::string LadderSvg::svg() const {
           R"svg(<text x="{}" y="{}" fill="{}" font-size="11">{}</text>)svg"
           "\n",
           kNotes, y + 9, color, xml_escape(r.notes));
+    if (anchor) out += "</g>\n";
     y += kStep;
   }
   if (dropped_)

@@ -179,6 +179,22 @@ check "cut capture: the frames before the damage, in order" \
   test "$(jq -s '[.[] | .frame] | . as $f | if $f == [range(1; ($f | length) + 1)] then length else -1 end' "$TMP/out")" = "${last:-x}"
 check "cut capture: says the output is partial" grep -q 'before the error' "$TMP/err"
 
+# report: one self-contained page; bad input and an unwritable output say so
+# in the user's language, exit non-zero and leave no page behind.
+code 0 "$BIN" report "$DATA/congestion_pfc.pcap" -o "$TMP/r.html"
+check "report: a whole HTML page" sh -c "head -c 15 '$TMP/r.html' | grep -q '<!DOCTYPE html>' && tail -n 1 '$TMP/r.html' | grep -q '</html>'"
+check "report: needs no network (no external URL)" sh -c "! grep -Eq '(src|href)=\"(https?:)?//' '$TMP/r.html'"
+check "report: both conversations" test "$(grep -c '<section class="conv"' "$TMP/r.html")" -eq 2
+check "report: storm past 0.3 ms, exit 1" code 1 "$BIN" report --pfc-storm-ms 0.3 "$DATA/congestion_pfc.pcap" -o "$TMP/r.html"
+check "report: the storm is a finding" grep -q 'data-type="pfc_storm"' "$TMP/r.html"
+check "report: missing capture, exit 3" code 3 "$BIN" report "$TMP/missing.pcap" -o "$TMP/m.html"
+check "report: no page for a missing capture" test ! -e "$TMP/m.html"
+check "report: unwritable output, exit 3" code 3 "$BIN" report "$DATA/rc_pingpong_s64.pcap" -o "$TMP/no/such/dir/r.html"
+check "report: says it cannot write" grep -q 'cannot write the report to' "$TMP/err"
+check "report: in Chinese too" code 3 "$BIN" --lang zh report "$DATA/rc_pingpong_s64.pcap" -o "$TMP/no/such/dir/r.html"
+check "report: the Chinese message" grep -q '无法把报告写入' "$TMP/err"
+check "report: -o is required, exit 2" code 2 "$BIN" report "$DATA/rc_pingpong_s64.pcap"
+
 # No reader thread to be had (one process allowed for an ordinary user): the
 # capture is read on the main thread, with the same result, not an abort.
 if [[ $(id -u) -eq 0 ]] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then

@@ -252,3 +252,47 @@ TEST_CASE("reset forgets the previous capture") {
   REQUIRE(f.has_value());
   CHECK(f->message.id == 1);  // numbering starts again
 }
+
+TEST_CASE("congestion: ECN per packet, CNPs, pause frames at the configured port speed") {
+  // congestion_pfc.pcap: two requesters, 200 CE-marked SENDs each, 8 CNPs
+  // to each requester QP (rdmapcap summary), one 802.3x PAUSE of 100 quanta
+  // (frame 1) and PFC frames for priority 3 of 65535 quanta (frame 500).
+  dissect::AnalyzerOptions options;
+  options.link_speed_bps = 25'000'000'000;  // 25 Gb/s: a quantum is 512 / 25e9 s = 20.48 ns
+  FrameStore store(options);
+  const std::uint64_t frames = feed_all(store, data("congestion_pfc.pcap"));
+  std::size_t ce = 0, cnps = 0, pauses = 0;
+  for (std::uint64_t f = 1; f <= frames; ++f) {
+    const auto found = store.find(f);
+    if (!found) continue;
+    if (found->ecn == 3) ++ce;
+    if (found->cnp) {
+      ++cnps;
+      CHECK((found->cnp_qp == 0x002000 || found->cnp_qp == 0x002001));
+    }
+    if (found->pause) {
+      ++pauses;
+      CHECK(found->link_speed_bps == 25'000'000'000);
+      CHECK(!found->ecn);
+    }
+  }
+  CHECK(ce == 400);
+  CHECK(cnps == 16);
+  CHECK(pauses == 7);
+  const auto pause = store.find(1);
+  REQUIRE(pause);
+  REQUIRE(pause->pause);
+  CHECK(!pause->pause->pfc());
+  CHECK(pause->pause->quanta[0] == 100);
+  CHECK(wire::pause_quanta_ns(pause->pause->quanta[0], pause->link_speed_bps) == 2048);
+  const auto pfc = store.find(500);
+  REQUIRE(pfc);
+  REQUIRE(pfc->pause);
+  CHECK(pfc->pause->class_enable == 0x0008);
+  CHECK(pfc->pause->quanta[3] == 65535);
+  // The options outlive a reset(); reset(options) replaces them.
+  store.reset();
+  CHECK(store.options().link_speed_bps == 25'000'000'000);
+  store.reset(dissect::AnalyzerOptions{});
+  CHECK(store.options().link_speed_bps == 0);
+}

@@ -5,12 +5,15 @@ For every capture in tests/data, tshark with the plugin loaded marks the same
 frames with the same events as `rdmapcap decode --json` reports (compared as
 sets of frame numbers per event type), display filters on the plugin's fields
 select exactly those frames, and a capture whose ICRC was corrupted here is
-flagged on the corrupted frame only.
+flagged on the corrupted frame only. On the congestion capture, the IP ECN
+field, CNPs and pause frames (802.1Qbb vector and quanta, 802.3x time) agree
+with Wireshark's own fields (ip.dsfield.ecn, macc.cbfc.*, macc.pause_time)
+and rdmapcap's, and the PFC storm expert item follows its preference.
 
 Usage: tshark_plugin_test.py CHECK --rdmapcap PATH --plugin-dir DIR
                              --data DIR --work DIR [--preload LIBS]
 
-CHECK is one of: events, single_pass, filters, icrc, language.
+CHECK is one of: events, single_pass, filters, icrc, language, congestion.
 
 tshark only loads plugins from WIRESHARK_PLUGIN_DIR or the personal plugin
 folder when it does not run with "special privileges", and it counts root as
@@ -83,7 +86,8 @@ class Env:
         return [os.path.join(self.data, n) for n in names]
 
     def rdmapcap_json(self, capture):
-        res = subprocess.run([self.rdmapcap, "decode", "--json", "--lang", "en", capture],
+        # --all: pause frames too (not RoCE), which the plugin marks as well.
+        res = subprocess.run([self.rdmapcap, "decode", "--json", "--all", "--lang", "en", capture],
                              capture_output=True, text=True, check=False)
         # Exit code 1 means "the capture holds protocol errors": still valid output.
         if res.returncode not in (0, 1):
@@ -313,7 +317,138 @@ def check_language(env):
     print("language: en and zh explanations on the same frames")
 
 
+# Pause quanta are 512 bit times (IEEE 802.3 annex 31B): at the plugin's
+# default port speed, 100 Gb/s, one quantum lasts 512 / 100e9 s = 5.12 ns.
+QUANTUM_NS_AT_100G = 512 / 100e9 * 1e9
+
+
+def fields_by_frame(out):
+    """tshark -T fields output (frame number first) as {frame: [fields]}."""
+    rows = {}
+    for line in out.splitlines():
+        cols = line.split("\t")
+        rows[int(cols[0])] = cols[1:]
+    return rows
+
+
+def numbers(text):
+    return [float(x) for x in text.split(",") if x != ""]
+
+
+def check_congestion(env):
+    """ECN, CNPs and pause frames: Wireshark's own fields, the plugin's and
+    rdmapcap's agree frame by frame on the congestion capture; the PFC storm
+    expert item follows the threshold preference as rdmapcap follows
+    --pfc-storm-ms."""
+    capture = os.path.join(env.data, "congestion_pfc.pcap")
+    res = subprocess.run([env.rdmapcap, "decode", "--json", "--all", "--link-speed", "100G",
+                          "--lang", "en", capture], capture_output=True, text=True, check=False)
+    if res.returncode not in (0, 1):
+        fail(f"rdmapcap failed ({res.returncode}) on {capture}\n{res.stderr}")
+    records = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
+    records = [r for r in records if not r.get("end_of_capture")]
+    cbfc = [f"macc.cbfc.pause_time.c{p}" for p in range(8)]
+    names = (["ip.dsfield.ecn", "rdmalab.ecn", "rdmalab.cnp", "macc.cbfc.enbv", "macc.pause_time"]
+             + cbfc + ["rdmalab.pfc.link_speed", "rdmalab.pfc.priority", "rdmalab.pfc.quanta",
+                       "rdmalab.pfc.pause_us", "rdmalab.pfc.xon"])
+    args = ["-2", "-T", "fields", "-e", "frame.number"]
+    for n in names:
+        args += ["-e", n]
+    args += ["-E", "occurrence=a", "-E", "aggregator=,"]
+    rows = fields_by_frame(env.tshark(capture, *args))
+    col = {n: i for i, n in enumerate(names)}
+    seen = collections.Counter()
+    for r in records:
+        frame = r["frame"]
+        got = rows.get(frame)
+        if got is None:
+            fail(f"tshark shows no frame {frame}")
+        if "pause" not in r:
+            # RoCE: the IP ECN field, as Wireshark decodes it and as the plugin stores it.
+            ecn = str(r["ecn"])
+            if got[col["ip.dsfield.ecn"]] != ecn or got[col["rdmalab.ecn"]] != ecn:
+                fail(f"frame {frame}: ip.dsfield.ecn {got[col['ip.dsfield.ecn']]!r}, "
+                     f"rdmalab.ecn {got[col['rdmalab.ecn']]!r}, rdmapcap ecn {ecn}")
+            seen["ce" if r["ecn"] == 3 else "ecn"] += 1
+            is_cnp = r["opcode"] == 0x81
+            if (got[col["rdmalab.cnp"]] != "") != is_cnp:
+                fail(f"frame {frame}: rdmalab.cnp {got[col['rdmalab.cnp']]!r}, opcode "
+                     f"{r['opcode']:#x}")
+            seen["cnp"] += is_cnp
+            continue
+        p = r["pause"]
+        if got[col["rdmalab.pfc.link_speed"]] != "100000":
+            fail(f"frame {frame}: rdmalab.pfc.link_speed {got[col['rdmalab.pfc.link_speed']]!r},"
+                 " the default preference is 100 Gb/s = 100000 Mb/s")
+        if p["opcode"] == 0x0101:
+            # 802.1Qbb: Wireshark's vector and quanta, the plugin's per priority.
+            enbv = int(got[col["macc.cbfc.enbv"]], 16)
+            wire_quanta = [int(got[col[c]]) for c in cbfc]
+            if enbv != p["class_enable"] or wire_quanta != p["quanta"]:
+                fail(f"frame {frame}: macc.cbfc {enbv:#x} {wire_quanta}, rdmapcap "
+                     f"{p['class_enable']:#x} {p['quanta']}")
+            prios = [q for q in range(8) if p["class_enable"] >> q & 1]
+            quanta = [p["quanta"][q] for q in prios]
+            if numbers(got[col["rdmalab.pfc.priority"]]) != prios:
+                fail(f"frame {frame}: rdmalab.pfc.priority {got[col['rdmalab.pfc.priority']]!r}"
+                     f", enabled {prios}")
+            seen["pfc"] += 1
+        else:
+            # 802.3x: one pause_time for the whole link.
+            quanta = p["quanta"][:1]
+            if numbers(got[col["macc.pause_time"]]) != quanta:
+                fail(f"frame {frame}: macc.pause_time {got[col['macc.pause_time']]!r}, "
+                     f"rdmapcap {quanta}")
+            seen["pause"] += 1
+        if numbers(got[col["rdmalab.pfc.quanta"]]) != quanta:
+            fail(f"frame {frame}: rdmalab.pfc.quanta {got[col['rdmalab.pfc.quanta']]!r}, "
+                 f"rdmapcap {quanta}")
+        us = numbers(got[col["rdmalab.pfc.pause_us"]])
+        want = [q * QUANTUM_NS_AT_100G / 1e3 for q in quanta]
+        if len(us) != len(want) or any(abs(a - b) > 1e-3 for a, b in zip(us, want)):
+            fail(f"frame {frame}: rdmalab.pfc.pause_us {us}, {quanta} quanta at 100 Gb/s "
+                 f"are {want}")
+        # rdmapcap's pause event names the largest time, in ns.
+        largest = [e["delta_ns"] for e in r["events"] if e["type"] == "pfc_pause"]
+        if largest and abs(max(us) * 1e3 - largest[0]) > 1:
+            fail(f"frame {frame}: the plugin's longest pause {max(us)} µs, rdmapcap "
+                 f"{largest[0]} ns")
+        xon = len(numbers(got[col["rdmalab.pfc.xon"]]) if got[col["rdmalab.pfc.xon"]] else [])
+        if xon != quanta.count(0):
+            fail(f"frame {frame}: {xon} rdmalab.pfc.xon, {quanta.count(0)} XON quanta")
+        seen["xon"] += quanta.count(0)
+    # The capture has all of these; a check that met none proved nothing.
+    for what in ("ecn", "ce", "cnp", "pfc", "pause", "xon"):
+        if seen[what] == 0:
+            fail(f"congestion_pfc.pcap: no {what} frame checked")
+
+    # The storm: priority 3 stays paused 400 µs (frames 500..), under the
+    # default 100 ms, over 300 µs. The plugin's threshold (µs) against
+    # rdmapcap's --pfc-storm-ms.
+    for storm_us in (100_000, 300):
+        res = subprocess.run([env.rdmapcap, "decode", "--json", "--all", "--pfc-storm-ms",
+                              str(storm_us / 1000), capture],
+                             capture_output=True, text=True, check=False)
+        expected = set()
+        for line in res.stdout.splitlines():
+            obj = json.loads(line)
+            if obj.get("end_of_capture") and obj["event"]["type"] == "pfc_storm":
+                expected.add(obj["event"]["frame"])
+        args = ["-2", "-o", f"rdmalab.pfc_storm_us:{storm_us}", "-Y",
+                'rdmalab.expert.pfc_storm && _ws.expert.severity == "Error"', "-T", "fields",
+                "-e", "frame.number"]
+        got = {int(x) for x in env.tshark(capture, *args).split()}
+        if got != expected:
+            fail(f"storm threshold {storm_us} µs: the plugin marks {sorted(got)}, rdmapcap "
+                 f"{sorted(expected)}")
+        seen[f"storm frames at {storm_us} µs"] = len(got)
+    if seen["storm frames at 300 µs"] == 0:
+        fail("no storm past 300 µs: the storm check proved nothing")
+    print("congestion: " + ", ".join(f"{k} {v}" for k, v in seen.items()))
+
+
 CHECKS = {
+    "congestion": check_congestion,
     "events": check_events,
     "single_pass": check_single_pass,
     "filters": check_filters,

@@ -4,6 +4,7 @@
 //   rdmapcap summary FILE [--json]
 //   rdmapcap ladder  FILE [--conversation N] [--svg OUT] [--rows N] [--color auto|always|never]
 //                         [--ascii]
+//   rdmapcap report  FILE -o OUT.html [--rows N] [--conversations N]
 //
 // All the protocol work is in rdmalab::dissect; this file reads the file with
 // rdmalab::capture, feeds the analyser in frame order, and writes what the
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -26,6 +28,7 @@
 #include "rdmalab/i18n/i18n.hpp"
 #include "rdmapcap/messages.hpp"
 #include "rdmapcap/pipeline.hpp"
+#include "rdmapcap/report.hpp"
 
 namespace {
 
@@ -263,6 +266,59 @@ int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& s
   return code;
 }
 
+int cmd_report(const std::string& path, const std::string& html_path, std::size_t rows,
+               std::size_t conversations, const dissect::AnalyzerOptions& aopt) {
+  // Open the output first: a path that cannot be written is reported before
+  // the capture is read, and no partial page is left behind on failure.
+  std::ofstream html(html_path, std::ios::binary | std::ios::trunc);
+  if (!html) {
+    std::fprintf(stderr, "%s\n", i18n::tr(M("err.write"), html_path).c_str());
+    return kExitInput;
+  }
+  const auto give_up = [&](int rc) {
+    html.close();
+    std::error_code ignored;
+    std::filesystem::remove(html_path, ignored);
+    return rc;
+  };
+  Out out;  // stays empty: the page goes to the file
+  // First pass: summaries, endpoints and the port speed.
+  dissect::Analyzer first(aopt);
+  bool errors = false;
+  std::int64_t start = 0;
+  bool seen = false;
+  int rc = read_capture(
+      path, first, out,
+      [&](dissect::PacketRecord& rec) {
+        if (!seen) start = rec.time_ns;
+        seen = true;
+      },
+      errors);
+  if (rc != kExitOk) return give_up(rc);
+  (void)first.finish();
+  rdmapcap::ReportOptions ropt;
+  ropt.title = std::filesystem::path(path).filename().string();
+  ropt.rows = rows;
+  ropt.conversations = conversations;
+  rdmapcap::Report report(first, start, ropt);
+  // Second pass: ladders, events, timelines.
+  dissect::Analyzer second(aopt);
+  errors = false;
+  rc = read_capture(
+      path, second, out, [&](dissect::PacketRecord& rec) { report.packet(rec); }, errors);
+  if (rc != kExitOk) return give_up(rc);
+  std::vector<dissect::Event> ends;
+  const int code = finish(second, errors, [&](const dissect::Event& e) { ends.push_back(e); });
+  report.finish(ends);
+  html << report.html();
+  html.close();
+  if (!html) {
+    std::fprintf(stderr, "%s\n", i18n::tr(M("err.write"), html_path).c_str());
+    return give_up(kExitInput);
+  }
+  return code;
+}
+
 /// "100G", "25g", "400G", "100000M", "1T": a port speed in bits per second;
 /// nullopt for anything else (no unit, zero, above 10T).
 std::optional<std::uint64_t> parse_speed(const std::string& text) {
@@ -331,11 +387,23 @@ int main(int argc, char** argv) {
   bool ascii = false;
   ladder->add_flag("--ascii", ascii, std::string(i18n::text(M("opt.ascii"))));
 
-  // Options of the analysis, shared by decode and summary.
+  auto* report = app.add_subcommand("report", std::string(i18n::text(M("cmd.report"))));
+  report->add_option(i18n::tr(M("arg.file")), file, std::string(i18n::text(M("opt.file"))))
+      ->required();
+  std::string html;
+  report->add_option("-o,--output", html, std::string(i18n::text(M("opt.output"))))->required();
+  std::size_t report_rows = 2000, report_convs = 100;
+  report->add_option("--rows", report_rows, std::string(i18n::text(M("opt.report_rows"))))
+      ->check(CLI::PositiveNumber);
+  report
+      ->add_option("--conversations", report_convs, std::string(i18n::text(M("opt.report_convs"))))
+      ->check(CLI::PositiveNumber);
+
+  // Options of the analysis, shared by decode, summary and report.
   std::string link_speed;
   double storm_ms = 100;
   std::size_t max_channels = dissect::AnalyzerOptions{}.max_channels;
-  for (auto* cmd : {decode, summary}) {
+  for (auto* cmd : {decode, summary, report}) {
     cmd->add_option("--max-channels", max_channels, std::string(i18n::text(M("opt.max_channels"))))
         ->check(CLI::PositiveNumber);
     cmd->add_option("--link-speed", link_speed, std::string(i18n::text(M("opt.link_speed"))));
@@ -361,5 +429,6 @@ int main(int argc, char** argv) {
   aopt.max_channels = max_channels;
   if (*decode) return cmd_decode(file, json, all, payload, aopt);
   if (*summary) return cmd_summary(file, json, !no_icrc, aopt);
+  if (*report) return cmd_report(file, html, report_rows, report_convs, aopt);
   return cmd_ladder(file, conv, svg, rows, color, ascii);
 }

@@ -160,9 +160,19 @@ bool FrameStore::feed(wire::Bytes captured, std::size_t original_length, wire::L
   last_fed_ = frame;
   dissect::decode_record(captured, original_length, link, frame, time_ns, rec_);
   analyzer_.feed(rec_);
-  if (!rec_.is_roce()) return true;
+  if (!rec_.is_roce() && !rec_.pause) return true;
   Entry e;
   e.frame = frame;
+  if (rec_.pause) {
+    e.pause = true;
+    pauses_.emplace_back(frame, *rec_.pause);
+  }
+  if (rec_.decoded.roce == wire::RoceVersion::V2) {
+    if (rec_.decoded.ipv4) e.ecn = rec_.decoded.ipv4->tos & 3U;
+    if (rec_.decoded.ipv6) e.ecn = rec_.decoded.ipv6->traffic_class & 3U;
+  }
+  e.cnp = rec_.op != nullptr && rec_.op->operation == Operation::Cnp;
+  if (e.cnp && rec_.has_bth()) e.cnp_qp = rec_.decoded.ib->bth.dest_qp;
   if (rec_.icrc) {
     e.icrc = rec_.icrc->ok() ? IcrcStatus::Good : IcrcStatus::Bad;
     e.icrc_expected = rec_.icrc->expected;
@@ -197,6 +207,16 @@ std::optional<FrameFindings> FrameStore::find(std::uint64_t frame) const {
   f.icrc_expected = it->icrc_expected;
   f.icrc_actual = it->icrc_actual;
   f.message = it->message;
+  if (it->ecn != kNoEcn) f.ecn = it->ecn;
+  f.cnp = it->cnp;
+  f.cnp_qp = it->cnp_qp;
+  if (it->pause) {
+    const auto p = std::lower_bound(pauses_.begin(), pauses_.end(), frame,
+                                    [](const std::pair<std::uint64_t, wire::PauseFrame>& x,
+                                       std::uint64_t n) { return x.first < n; });
+    if (p != pauses_.end() && p->first == frame) f.pause = p->second;
+    f.link_speed_bps = analyzer_.stats().link_speed_bps;
+  }
   f.events = std::span<const dissect::Event>(events_).subspan(it->first_event, it->event_count);
   const auto [lo, hi] = std::equal_range(
       end_events_.begin(), end_events_.end(), dissect::Event{dissect::EventType::AckMatched, frame},
@@ -205,9 +225,11 @@ std::optional<FrameFindings> FrameStore::find(std::uint64_t frame) const {
   return f;
 }
 
-void FrameStore::reset() {
-  analyzer_ = dissect::Analyzer{};
+void FrameStore::reset(const dissect::AnalyzerOptions& options) {
+  options_ = options;
+  analyzer_ = dissect::Analyzer{options_};
   messages_.reset();
+  std::vector<std::pair<std::uint64_t, wire::PauseFrame>>().swap(pauses_);
   // Give the memory back: a closed capture file may have been large.
   std::vector<Entry>().swap(entries_);
   std::vector<dissect::Event>().swap(events_);

@@ -29,6 +29,7 @@
 #include <ws_symbol_export.h>
 #include <ws_version.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <exception>
@@ -39,6 +40,7 @@
 #include "catalog.hpp"
 #include "rdmalab/dissect/event.hpp"
 #include "rdmalab/wire/describe.hpp"
+#include "rdmalab/wire/pause.hpp"
 #include "rdmalab/wire/timers.hpp"
 #include "rdmalab/wireshark/frame_store.hpp"
 
@@ -82,6 +84,15 @@ int hf_ooo = -1;
 int hf_missing = -1;
 int hf_retry_exhausted = -1;
 int hf_related_frame = -1;
+// Congestion and flow control.
+int hf_ecn = -1;
+int hf_cnp = -1;
+int hf_pfc_link_speed = -1;
+int hf_pfc_priority = -1;
+int hf_pfc_quanta = -1;
+int hf_pfc_pause_us = -1;
+int hf_pfc_xon = -1;
+int ett_pause = -1;
 
 // Value names used by filters (rdmalab.icrc.status == "bad"): stable
 // identifiers like the event names, not translated. The tree shows the
@@ -90,6 +101,9 @@ const value_string kIcrcStatusNames[] = {{0, "not_checked"}, {1, "good"}, {2, "b
 // Wireshark's value strings for rdmalab.retrans_cause, made from
 // dissect::cause_name() when the plugin registers.
 std::array<value_string, rdmalab::dissect::kCauses + 1> g_cause_names{};
+// The IP ECN codepoints (RFC 3168, 5): rdmalab.ecn == 3 is CE.
+const value_string kEcnNames[] = {
+    {0, "Not-ECT"}, {1, "ECT(1)"}, {2, "ECT(0)"}, {3, "CE"}, {0, nullptr}};
 
 // ---- expert information ----
 
@@ -125,17 +139,34 @@ int expert_severity(rdmalab::dissect::Severity s) {
 
 // ---- state and preferences ----
 
+// The port speed pause quanta are converted at (Gb/s; 0: inferred from the
+// closest spacing of two frames, as rdmapcap does without --link-speed), and
+// the PFC storm threshold (µs, so that short test captures can show one),
+// rdmapcap's --link-speed and --pfc-storm-ms. 100 Gb/s: the common RoCE port
+// today; 100 ms: rdmapcap's default (the "auto" PFC storm prevention timeout
+// of NVIDIA's mlx5 driver).
+guint g_link_speed_gbps = 100;
+guint g_pfc_storm_us = 100'000;
+
+rdmalab::dissect::AnalyzerOptions analyzer_options() {
+  rdmalab::dissect::AnalyzerOptions o;
+  o.link_speed_bps = std::uint64_t{g_link_speed_gbps} * 1'000'000'000;
+  o.pfc_storm_ns = std::int64_t{std::max(1U, g_pfc_storm_us)} * 1'000;
+  return o;
+}
+
 // The one analysis state of the loaded capture file. Wireshark opens one
 // file at a time per process and calls the init routine before a file is
 // dissected (and again before a full redissection), the cleanup routine
 // when it is closed.
 FrameStore& store() {
-  static FrameStore s;
+  static FrameStore s(analyzer_options());
   return s;
 }
 
 void reset_state() {
-  store().reset();
+  // A new file or a redissection: analysed with the preferences as they are now.
+  store().reset(analyzer_options());
 }
 
 enum LanguagePref : int { kLangEnvironment = 0, kLangEnglish = 1, kLangChinese = 2 };
@@ -204,11 +235,12 @@ std::optional<FrameFindings> analyse(tvbuff_t* tvb, packet_info* pinfo) noexcept
 // is plain data (no destructors), so the Wireshark calls that may longjmp
 // run after every C++ object of the first phase is gone.
 struct PlannedItem {
-  enum class Kind : std::uint8_t { Uint, Uint64, Flag, String, Time, Event };
+  enum class Kind : std::uint8_t { Uint, Uint64, Flag, String, Time, Double, Subtree, Event };
   Kind kind = Kind::Uint;
   int hf = -1;
-  bool nested = false;  // under the last Event item, else under the top item
+  bool nested = false;  // under the last Event or Subtree item, else under the top item
   guint64 number = 0;
+  double real = 0;
   nstime_t time{};
   const char* value = nullptr;        // FT_STRING value
   const char* text = nullptr;         // the whole line shown in the tree
@@ -221,7 +253,8 @@ struct Plan {
   // most seven lines each; more than this is cut (and never seen in practice).
   static constexpr std::size_t kMaxItems = 96;
   const char* title = nullptr;
-  const char* info = nullptr;  // appended to the Info column, or nullptr
+  const char* info = nullptr;        // appended to the Info column, or nullptr
+  const char* info_first = nullptr;  // replaces the Info column first, or nullptr
   std::array<PlannedItem, kMaxItems> items{};
   std::size_t count = 0;
 };
@@ -233,9 +266,14 @@ class Planner {
 
   void build(const FrameFindings& f) {
     plan_.title = keep(std::string(i18n::text(M("proto.name"))));
-    add_icrc(f);
-    add_message(f);
     std::string info;
+    if (f.pause) {
+      add_pause(*f.pause, f.link_speed_bps);
+    } else {
+      add_icrc(f);
+      add_congestion(f);
+      add_message(f);
+    }
     for (const Event& e : f.events) add_event(e, false, info);
     for (const Event& e : f.end_events) add_event(e, true, info);
     if (!info.empty()) plan_.info = keep(" [" + info + "]");
@@ -274,6 +312,53 @@ class Planner {
   void add_string(int hf, const i18n::Message& label, const std::string& v) {
     if (PlannedItem* it = push(PlannedItem::Kind::String, hf, true, line(label, v)))
       it->value = keep(v);
+  }
+
+  // The IP ECN field of every RoCEv2 packet, and a CNP named as such
+  // (Wireshark's InfiniBand dissector knows opcode 0x81 only as a number;
+  // the CNP event's expert summary names it in the Info column).
+  void add_congestion(const FrameFindings& f) {
+    if (f.ecn) {
+      static constexpr std::array<const i18n::Message*, 4> kMeaning{
+          &M("ecn.not_ect"), &M("ecn.ect1"), &M("ecn.ect0"), &M("ecn.ce")};
+      add_uint(false, hf_ecn, M("hf.ecn"), *f.ecn,
+               i18n::tr(M("tree.ecn"), *f.ecn, i18n::text(*kMeaning[*f.ecn & 3U])));
+    }
+    if (f.cnp) {
+      push(PlannedItem::Kind::Flag, hf_cnp, false,
+           line(M("hf.cnp"), std::string(i18n::text(M("tree.cnp")))));
+      // "Unknown OpCode" in the InfiniBand dissector's Info becomes its name.
+      plan_.info_first = keep(i18n::tr(M("info.cnp"), f.cnp_qp));
+    }
+  }
+
+  // An 802.3x / 802.1Qbb pause frame: per priority it names, the quanta and
+  // the time they stand for at the port speed (512 bit times a quantum).
+  void add_pause(const rdmalab::wire::PauseFrame& p, std::uint64_t bps) {
+    const double gbps = static_cast<double>(bps) / 1e9;
+    push(PlannedItem::Kind::Subtree, -1, false,
+         keep(i18n::tr(p.pfc() ? M("tree.pfc") : M("tree.pause"), gbps)));
+    add_uint(true, hf_pfc_link_speed, M("hf.pfc_link_speed"), bps / 1'000'000,
+             fmt::format("{:g} Gb/s", gbps));
+    const auto one = [&](std::size_t prio, std::uint16_t quanta) {
+      const std::int64_t ns = rdmalab::wire::pause_quanta_ns(quanta, bps);
+      const double us = static_cast<double>(ns) / 1e3;
+      if (p.pfc())
+        add_uint(true, hf_pfc_priority, M("hf.pfc_priority"), prio, std::to_string(prio));
+      add_uint(true, hf_pfc_quanta, M("hf.pfc_quanta"), quanta, std::to_string(quanta));
+      if (PlannedItem* it =
+              push(PlannedItem::Kind::Double, hf_pfc_pause_us, true,
+                   line(M("hf.pfc_pause_us"),
+                        quanta == 0 ? i18n::tr(M("tree.xon")) : i18n::tr(M("tree.us"), us))))
+        it->real = us;
+      if (quanta == 0) add_flag(hf_pfc_xon, M("hf.pfc_xon"));
+    };
+    if (p.pfc()) {
+      for (std::size_t prio = 0; prio < rdmalab::wire::kPriorities; ++prio)
+        if (p.enabled(prio)) one(prio, p.quanta[prio]);
+    } else {
+      one(0, p.quanta[0]);
+    }
   }
 
   void add_icrc(const FrameFindings& f) {
@@ -432,6 +517,12 @@ void show(const Plan& plan, tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree)
       case PlannedItem::Kind::String:
         pi = proto_tree_add_string_format(parent, it.hf, tvb, 0, 0, it.value, "%s", it.text);
         break;
+      case PlannedItem::Kind::Double:
+        pi = proto_tree_add_double_format(parent, it.hf, tvb, 0, 0, it.real, "%s", it.text);
+        break;
+      case PlannedItem::Kind::Subtree:
+        pi = proto_tree_add_subtree(t, tvb, 0, 0, ett_pause, &event_tree, it.text);
+        break;
       case PlannedItem::Kind::Time: {
         nstime_t time = it.time;  // the API takes a non-const pointer
         pi = proto_tree_add_time_format(parent, it.hf, tvb, 0, 0, &time, "%s", it.text);
@@ -448,6 +539,7 @@ void show(const Plan& plan, tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree)
     }
     proto_item_set_generated(pi);
   }
+  if (plan.info_first != nullptr) col_add_str(pinfo->cinfo, COL_INFO, plan.info_first);
   if (plan.info != nullptr) col_append_str(pinfo->cinfo, COL_INFO, plan.info);
 }
 
@@ -518,10 +610,20 @@ void register_rdmalab() {
          BASE_NONE, nullptr),
       hf(&hf_related_frame, "rdmalab.related_frame", M("hf.related_frame"), FT_FRAMENUM, BASE_NONE,
          FRAMENUM_TYPE(FT_FRAMENUM_NONE)),
+      hf(&hf_ecn, "rdmalab.ecn", M("hf.ecn"), FT_UINT8, BASE_DEC, VALS(kEcnNames)),
+      hf(&hf_cnp, "rdmalab.cnp", M("hf.cnp"), FT_BOOLEAN, BASE_NONE, nullptr),
+      hf(&hf_pfc_link_speed, "rdmalab.pfc.link_speed", M("hf.pfc_link_speed"), FT_UINT32, BASE_DEC,
+         nullptr),
+      hf(&hf_pfc_priority, "rdmalab.pfc.priority", M("hf.pfc_priority"), FT_UINT8, BASE_DEC,
+         nullptr),
+      hf(&hf_pfc_quanta, "rdmalab.pfc.quanta", M("hf.pfc_quanta"), FT_UINT16, BASE_DEC, nullptr),
+      hf(&hf_pfc_pause_us, "rdmalab.pfc.pause_us", M("hf.pfc_pause_us"), FT_DOUBLE, BASE_NONE,
+         nullptr),
+      hf(&hf_pfc_xon, "rdmalab.pfc.xon", M("hf.pfc_xon"), FT_BOOLEAN, BASE_NONE, nullptr),
   };
   proto_register_field_array(proto_rdmalab, fields, G_N_ELEMENTS(fields));
 
-  static gint* subtrees[] = {&ett_rdmalab, &ett_event};
+  static gint* subtrees[] = {&ett_rdmalab, &ett_event, &ett_pause};
   proto_register_subtree_array(subtrees, G_N_ELEMENTS(subtrees));
 
   // Wireshark keeps the filter names' pointers: they live as long as the program.
@@ -547,6 +649,10 @@ void register_rdmalab() {
       {"zh", startup_text(M("pref.lang.zh")), kLangChinese},
       {nullptr, nullptr, -1}};
   module_t* prefs = prefs_register_protocol(proto_rdmalab, apply_language);
+  prefs_register_uint_preference(prefs, "link_speed_gbps", startup_text(M("pref.link_speed")),
+                                 startup_text(M("pref.link_speed.desc")), 10, &g_link_speed_gbps);
+  prefs_register_uint_preference(prefs, "pfc_storm_us", startup_text(M("pref.pfc_storm")),
+                                 startup_text(M("pref.pfc_storm.desc")), 10, &g_pfc_storm_us);
   prefs_register_enum_preference(prefs, "language", startup_text(M("pref.language")),
                                  startup_text(M("pref.language.desc")), &g_language, languages,
                                  FALSE);

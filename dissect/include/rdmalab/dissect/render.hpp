@@ -90,11 +90,15 @@ class LadderSvg {
             std::size_t max_rows = 2000);
   void row(const PacketRecord& rec);
   void note(const Event& e);
+  /// Wrap each packet's row in <g id="fN"> (N its frame number), so a page
+  /// that embeds the picture can link to a frame (rdmapcap report).
+  void set_anchors(bool on) noexcept { anchors_ = on; }
   [[nodiscard]] std::string svg() const;
   [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
 
  private:
   struct Row {
+    std::uint64_t frame;
     std::int64_t time_ns;
     bool left_to_right;
     bool is_note;
@@ -106,6 +110,7 @@ class LadderSvg {
   std::int64_t start_ns_;
   std::size_t max_rows_;
   std::size_t dropped_ = 0;
+  bool anchors_ = false;
   std::vector<Row> rows_;
 };
 

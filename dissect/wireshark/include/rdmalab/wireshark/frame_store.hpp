@@ -17,7 +17,7 @@
 //     attached to the earlier frames they concern;
 //   * reset() forgets everything, for a new capture file or a redissection.
 //
-// Memory: a fixed-size entry per RoCE frame plus its events, about 100 bytes
+// Memory: a fixed-size entry per RoCE or pause frame plus its events, about 100 bytes
 // per frame on a WRITE/ACK capture, on top of Wireshark's own per-frame data;
 // the analyser itself is bounded by its options (see analyzer.hpp).
 #pragma once
@@ -34,6 +34,7 @@
 #include "rdmalab/dissect/event.hpp"
 #include "rdmalab/wire/bytes.hpp"
 #include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/pause.hpp"
 
 namespace rdmalab::wireshark {
 
@@ -64,6 +65,17 @@ struct MessageInfo {
 /// next feed(), finish() or reset().
 struct FrameFindings {
   std::uint64_t frame = 0;
+  /// The IP ECN field of a RoCEv2 packet (0 Not-ECT, 1 ECT(1), 2 ECT(0),
+  /// 3 CE); empty for RoCEv1 and pause frames.
+  std::optional<std::uint8_t> ecn;
+  /// A RoCEv2 congestion notification packet (BTH opcode 0x81), and the
+  /// requester QP it is addressed to.
+  bool cnp = false;
+  std::uint32_t cnp_qp = 0;
+  /// An 802.3x / 802.1Qbb pause frame, and the port speed (bits per second)
+  /// its quanta are converted at: the analyser's, as rdmapcap reports it.
+  std::optional<wire::PauseFrame> pause;
+  std::uint64_t link_speed_bps = 0;
   IcrcStatus icrc = IcrcStatus::NotChecked;
   std::uint32_t icrc_expected = 0;  // computed over the packet
   std::uint32_t icrc_actual = 0;    // carried by the packet
@@ -118,7 +130,10 @@ class MessageTracker {
 
 class FrameStore {
  public:
-  FrameStore() = default;
+  /// `options`: the analyser's (the plugin's preferences set the port speed
+  /// and the PFC storm threshold).
+  explicit FrameStore(dissect::AnalyzerOptions options = {})
+      : analyzer_(options), options_(options) {}
 
   /// First pass: decodes and analyses a frame. Frames must come in capture
   /// order; a frame at or before the last one fed is ignored (returns false),
@@ -140,16 +155,26 @@ class FrameStore {
   /// The last frame number fed; 0 before the first.
   [[nodiscard]] std::uint64_t last_fed() const noexcept { return last_fed_; }
 
-  /// The findings of a frame; nullopt when it was not fed or was not RoCE.
+  /// The findings of a frame; nullopt when it was not fed or was neither
+  /// RoCE nor a pause frame.
   [[nodiscard]] std::optional<FrameFindings> find(std::uint64_t frame) const;
 
-  /// Forgets everything (new capture file, redissection).
-  void reset();
+  /// Forgets everything (new capture file, redissection); the next capture
+  /// is analysed with `options`.
+  void reset(const dissect::AnalyzerOptions& options);
+  /// The same with the options in use.
+  void reset() { reset(options_); }
+  [[nodiscard]] const dissect::AnalyzerOptions& options() const noexcept { return options_; }
 
  private:
+  static constexpr std::uint8_t kNoEcn = 0xFF;
   struct Entry {
     std::uint64_t frame = 0;
     IcrcStatus icrc = IcrcStatus::NotChecked;
+    std::uint8_t ecn = kNoEcn;
+    bool cnp = false;
+    bool pause = false;  // its PauseFrame is in pauses_
+    std::uint32_t cnp_qp = 0;
     std::uint32_t icrc_expected = 0;
     std::uint32_t icrc_actual = 0;
     MessageInfo message;
@@ -158,11 +183,14 @@ class FrameStore {
   };
 
   dissect::Analyzer analyzer_;
+  dissect::AnalyzerOptions options_;
   MessageTracker messages_;
   dissect::PacketRecord rec_;   // reused for every frame
   std::vector<Entry> entries_;  // sorted by frame (fed in order)
   std::vector<dissect::Event> events_;
   std::vector<dissect::Event> end_events_;  // sorted by frame
+  /// Pause frames (few in any capture), sorted by frame.
+  std::vector<std::pair<std::uint64_t, wire::PauseFrame>> pauses_;
   std::uint64_t last_fed_ = 0;
   std::uint64_t finished_at_ = 0;  // last_fed_ when finish() last ran
   bool finished_ = false;
