@@ -25,6 +25,7 @@
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/psn.hpp"
 #include "rdmalab/wire/timers.hpp"
+#include "flat_map.hpp"
 #include "ring.hpp"
 
 namespace rdmalab::dissect {
@@ -47,20 +48,23 @@ constexpr std::size_t kMaxGaps = 1024;      // timeout / RNR waits kept
 /// numbers, 4 bytes instead of a 17-byte wire::IpAddress.
 using HostId = std::uint32_t;
 
-struct IpHash {
-  std::size_t operator()(const IpAddress& a) const noexcept {
-    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
-    for (auto b : a.bytes) h = (h ^ b) * 1099511628211ULL;
-    return static_cast<std::size_t>(h ^ (a.v4 ? 1 : 0));
-  }
-};
-
 /// Mixes a 64-bit key into a hash (the finaliser of splitmix64).
 std::uint64_t mix64(std::uint64_t x) noexcept {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
+
+struct IpHash {
+  std::size_t operator()(const IpAddress& a) const noexcept {
+    std::uint64_t lo = 0, hi = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      lo = (lo << 8) | a.bytes[i];
+      hi = (hi << 8) | a.bytes[8 + i];
+    }
+    return static_cast<std::size_t>(mix64(lo ^ mix64(hi ^ (a.v4 ? 1 : 0))));
+  }
+};
 
 /// Two hosts in order, or one end (host, QPN) of a conversation: one integer.
 std::uint64_t pack(std::uint32_t hi, std::uint32_t lo) noexcept {
@@ -385,19 +389,16 @@ struct Analyzer::Impl {
   AnalyzerOptions opt;
   CaptureStats stats;
   std::vector<std::unique_ptr<Channel>> channels;
-  std::unordered_map<HalfKey, std::uint32_t, HalfKeyHash> halves;
+  FlatMap<HalfKey, std::uint32_t, HalfKeyHash> halves;
   struct Cached {
     bool valid = false;
     HalfKey key;
     std::size_t idx = 0;
   };
   std::array<Cached, 2> last;
-  // The hosts seen, numbered (HostId) in order of first sight; the last
-  // two looked up are remembered (a packet names two).
+  // The hosts seen, numbered (HostId) in order of first sight.
   std::vector<IpAddress> hosts;
-  std::unordered_map<IpAddress, HostId, IpHash> host_ids;
-  std::array<std::pair<IpAddress, HostId>, 2> recent_hosts{};
-  std::size_t recent_hosts_used = 0;
+  FlatMap<IpAddress, HostId, IpHash> host_ids;
   std::vector<Conversation> convs;
   // Conversations by each end whose QPN is known (pack(host, qpn)): a new
   // channel finds its conversation among the few that share one of its ends.
@@ -455,14 +456,9 @@ struct Analyzer::Impl {
   static constexpr std::size_t kNone = ~std::size_t{0};
 
   HostId host_id(const IpAddress& a) {
-    for (std::size_t i = 0; i < recent_hosts_used; ++i)
-      if (recent_hosts[i].first == a) return recent_hosts[i].second;
-    auto [it, added] = host_ids.try_emplace(a, static_cast<HostId>(hosts.size()));
+    const auto [id, added] = host_ids.try_emplace(a, static_cast<HostId>(hosts.size()));
     if (added) hosts.push_back(a);
-    recent_hosts[1] = recent_hosts[0];
-    recent_hosts[0] = {a, it->second};
-    recent_hosts_used = std::min<std::size_t>(recent_hosts_used + 1, recent_hosts.size());
-    return it->second;
+    return id;
   }
 
   /// The channel a packet belongs to (created if new), or kNone beyond
@@ -475,9 +471,9 @@ struct Analyzer::Impl {
     // saves most hash lookups.
     Cached& cache = last[response ? 1 : 0];
     if (cache.valid && cache.key == key) return cache.idx;
-    if (auto it = halves.find(key); it != halves.end()) {
-      cache = Cached{true, key, it->second};
-      return it->second;
+    if (const std::uint32_t* idx = halves.find(key)) {
+      cache = Cached{true, key, *idx};
+      return *idx;
     }
 
     std::size_t found = channels.size();
@@ -549,7 +545,7 @@ struct Analyzer::Impl {
       c.has_req_half = true;
       c.rsp_qpn = qpn;
     }
-    halves.emplace(key, static_cast<std::uint32_t>(found));
+    halves.try_emplace(key, static_cast<std::uint32_t>(found));
     attach(found);
     return found;
   }
@@ -1222,8 +1218,8 @@ struct Analyzer::Impl {
       e.value = bth.dest_qp;
       rec.events.push_back(e);
       const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, true};
-      if (auto it = halves.find(key); it != halves.end()) {
-        Channel& c = *channels[it->second];
+      if (const std::uint32_t* idx = halves.find(key)) {
+        Channel& c = *channels[*idx];
         rec.conversation = c.conv;
         note_packet(c, rec);
         on_cnp(c, rec);
@@ -1605,6 +1601,10 @@ Analyzer::Analyzer(AnalyzerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opt = options;
   if (impl_->opt.max_outstanding == 0) impl_->opt.max_outstanding = 1;
   if (impl_->opt.max_channels == 0) impl_->opt.max_channels = 1;
+  // Channels are numbered in 32 bits, the largest number meaning none (a
+  // limit no memory could reach anyway: each channel takes hundreds of bytes).
+  impl_->opt.max_channels = std::min<std::size_t>(impl_->opt.max_channels,
+                                                  std::numeric_limits<std::uint32_t>::max() - 1);
 }
 Analyzer::~Analyzer() = default;
 Analyzer::Analyzer(Analyzer&&) noexcept = default;
