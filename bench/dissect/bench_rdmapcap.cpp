@@ -338,8 +338,12 @@ int main(int argc, char** argv) {
 
   std::vector<CaptureFile> files;
   const std::string few = std::to_string(std::min<std::uint32_t>(qps, 4));
-  files.push_back({std::to_string(payload) + " B payloads, 1 QP pair", dir + "/rdmapcap-bench-1qp.pcap", {}, {}});
-  files.push_back({std::to_string(qps) + " QPs, congestion", dir + "/rdmapcap-bench-manyqp.pcap", {}, {}});
+  files.push_back({std::to_string(payload) + " B payloads, 1 QP pair",
+                   dir + "/rdmapcap-bench-1qp.pcap",
+                   {},
+                   {}});
+  files.push_back(
+      {std::to_string(qps) + " QPs, congestion", dir + "/rdmapcap-bench-manyqp.pcap", {}, {}});
   files.push_back({few + " QPs, congestion", dir + "/rdmapcap-bench-fewqp.pcap", {}, {}});
   for (std::size_t f = 0; f < files.size(); ++f) {
     std::printf("generating %s -> %s\n", files[f].name.c_str(), files[f].path.c_str());
@@ -401,8 +405,7 @@ int main(int argc, char** argv) {
         std::printf(" %8s %10s\n", "-", "-");
       else
         std::printf(" %8.2f %6.1f MiB%s\n", c.cpu_seconds,
-                    static_cast<double>(c.max_rss_kib) / 1024,
-                    c.status == 0 ? "" : "  (failed)");
+                    static_cast<double>(c.max_rss_kib) / 1024, c.status == 0 ? "" : "  (failed)");
       if (c.status != 0 && cmd != kTshark) status = 1;
     }
   }

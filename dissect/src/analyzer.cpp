@@ -16,16 +16,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <memory>
 #include <limits>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
+#include "flat_map.hpp"
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/psn.hpp"
 #include "rdmalab/wire/timers.hpp"
-#include "flat_map.hpp"
 #include "ring.hpp"
 
 namespace rdmalab::dissect {
@@ -303,7 +302,7 @@ struct Channel {
 
   std::uint32_t conv = 0;
   std::uint32_t next_in_conv = 0;  // the next channel of its conversation (index + 1)
-  std::uint32_t index_psn = 0;  // its key among the request halves waiting for responses
+  std::uint32_t index_psn = 0;     // its key among the request halves waiting for responses
   HostId req_host = 0, rsp_host = 0;
   std::optional<std::uint32_t> req_qpn, rsp_qpn;
   std::optional<std::uint32_t> msg_dma;
@@ -413,7 +412,9 @@ struct Analyzer::Impl {
   // Request halves between one address pair looked at for a response's
   // PSN, nearest start first.
   static constexpr std::size_t kPairScan = 64;
-  std::deque<CmRequest> cm_requests;  // REQs without a REP yet (bounded)
+  // REQs without a REP yet, oldest first (at most 256; a vector, which
+  // unlike a deque allocates nothing while empty).
+  std::vector<CmRequest> cm_requests;
   // The latest time in the capture (files merged without sorting are not in
   // time order): how long the capture went on after a packet.
   std::int64_t latest_ns = std::numeric_limits<std::int64_t>::min();
@@ -628,8 +629,7 @@ struct Analyzer::Impl {
 
   /// Whether a request holding psn was ever sent on the channel.
   static bool ever_sent(const Channel& c, std::uint32_t psn) {
-    return std::any_of(c.sent.begin(), c.sent.end(),
-                       [&](const Sent& o) { return o.holds(psn); });
+    return std::any_of(c.sent.begin(), c.sent.end(), [&](const Sent& o) { return o.holds(psn); });
   }
 
   /// Removes psn from the missing ranges; returns whether it was missing and
@@ -1114,7 +1114,7 @@ struct Analyzer::Impl {
     if (const auto* req = std::get_if<wire::cm::Req>(&m)) {
       e.value = req->service_id;
       e.count = req->retry_count;
-      if (cm_requests.size() >= 256) cm_requests.pop_front();
+      if (cm_requests.size() >= 256) cm_requests.erase(cm_requests.begin());
       cm_requests.push_back(
           CmRequest{rec.frame, src, dst, req->local_comm_id, req->qpn, req->starting_psn});
     } else if (const auto* rej = std::get_if<wire::cm::Rej>(&m)) {
@@ -1603,8 +1603,8 @@ Analyzer::Analyzer(AnalyzerOptions options) : impl_(std::make_unique<Impl>()) {
   if (impl_->opt.max_channels == 0) impl_->opt.max_channels = 1;
   // Channels are numbered in 32 bits, the largest number meaning none (a
   // limit no memory could reach anyway: each channel takes hundreds of bytes).
-  impl_->opt.max_channels = std::min<std::size_t>(impl_->opt.max_channels,
-                                                  std::numeric_limits<std::uint32_t>::max() - 1);
+  impl_->opt.max_channels =
+      std::min<std::size_t>(impl_->opt.max_channels, std::numeric_limits<std::uint32_t>::max() - 1);
 }
 Analyzer::~Analyzer() = default;
 Analyzer::Analyzer(Analyzer&&) noexcept = default;

@@ -29,7 +29,7 @@ class FlatMap {
   /// The value of `key`, or nullptr.
   [[nodiscard]] const Value* find(const Key& key) const noexcept {
     if (slots_.empty()) return nullptr;
-    for (std::size_t i = Hash{}(key) & mask();; i = (i + 1) & mask()) {
+    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
       const Slot& s = slots_[i];
       if (s.value == kEmpty) return nullptr;
       if (s.key == key) return &s.value;
@@ -40,7 +40,7 @@ class FlatMap {
   /// key has now and whether it was inserted.
   std::pair<Value, bool> try_emplace(const Key& key, Value value) {
     if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-    for (std::size_t i = Hash{}(key) & mask();; i = (i + 1) & mask()) {
+    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
       Slot& s = slots_[i];
       if (s.value == kEmpty) {
         s = Slot{key, value};

@@ -52,8 +52,8 @@ constexpr std::int64_t kT0 = 1'700'000'000'000'000'000;
 
 /// Requester host h of a cluster: 10.1.(h / 250).(h % 250 + 1).
 wire::IpAddress requester_host(std::uint32_t h) {
-  return wire::IpAddress::from_v4({10, 1, static_cast<std::uint8_t>(h / 250),
-                                   static_cast<std::uint8_t>(h % 250 + 1)});
+  return wire::IpAddress::from_v4(
+      {10, 1, static_cast<std::uint8_t>(h / 250), static_cast<std::uint8_t>(h % 250 + 1)});
 }
 
 /// Frames encoded ahead of the measurement, fed one after the other 1 µs apart.
