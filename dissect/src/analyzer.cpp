@@ -606,7 +606,7 @@ struct Analyzer::Impl {
     c.conv = v.id;
     for (const Endpoint* e : {&v.a, &v.b})
       if (e->qpn_known) convs_by_end.emplace(pack(host_id(e->addr), e->qpn), v.id);
-    convs.push_back(std::move(v));
+    convs.push_back(v);
   }
 
   void add_channel(Conversation& v, std::size_t idx) {
