@@ -1,21 +1,31 @@
 // Benchmark of rdmapcap (run by hand, not by ctest).
 //
-// Generates a synthetic RoCEv2 capture (RDMA WRITEs of four full-MTU packets,
-// one ACK per message, one packet in 10,000 lost to exercise NAK and
-// go-back-N), then, in the same run, times:
-//   1. a bare libpcap read loop over the file (rdmalab::capture::PcapReader),
-//   2. `rdmapcap summary FILE` (decode + ICRC + analysis of every packet), and
-//      the same with --no-icrc (the CRC-32 over every byte dominates),
-//   3. `tshark -r FILE -T fields -e infiniband.bth.psn`,
-// and prints the three times, the ratios, the throughput and rdmapcap's peak
-// resident memory. Each is run --runs times (3 by default), the four taking
-// turns so that a change in the machine's load falls on all of them; the
-// median of each is printed, with the fastest and slowest run.
+// In one run it writes three synthetic RoCEv2 captures with the wire library:
+//   1k    N packets (1,000,000 by default) of one QP pair: RDMA WRITEs of four
+//         full-MTU packets of 1 KiB, one ACK per message, one packet in
+//         10,000 lost before the tap (NAK and go-back-N);
+//   100k  2N packets of 100,000 requester QPs on 400 hosts sending SEND Onlys
+//         to one responder, congestion-heavy: CE marks, CNPs, PFC and 802.3x
+//         pause frames (see generate_congestion);
+//   4     the same traffic from 4 QPs: the few-QP capture whose time per
+//         packet the 100k one is compared with.
+// and times on each, the commands taking turns, --runs times (3 by default):
+//   a bare libpcap read loop (rdmalab::capture::PcapReader, in this process),
+//   `rdmapcap summary FILE` (decode, ICRC check and analysis of every packet),
+//   optionally a second rdmapcap (--baseline PATH, e.g. a build of main),
+//   `tshark -r FILE -T fields -e infiniband.bth.psn`, in a user namespace
+//   (`unshare --user`: tshark runs unprivileged, as its documentation asks),
+//   on the 1 KiB capture (the one the issue's tshark target is about; about
+//   40 µs of CPU a packet, it would take minutes on the 2M-packet ones), on
+//   all three with --tshark-all.
+// It prints per capture and command the median wall time with the fastest and
+// slowest run, packets per second, time per packet, CPU time and peak RSS,
+// then the ratios the issue sets targets for.
 //
-//   bench_rdmapcap [--packets N] [--payload BYTES] [--file PATH] [--runs N]
-//                  [--rdmapcap PATH] [--no-tshark] [--keep]
-//                  [--congestion [--qps N]]   the congestion-heavy capture instead
-//                  [--generate-only]          write the capture, time nothing
+//   bench_rdmapcap [--packets N] [--payload BYTES] [--qps N] [--dir DIR]
+//                  [--runs N] [--rdmapcap PATH] [--baseline PATH]
+//                  [--no-tshark | --tshark-all] [--keep]
+//                  [--generate-only]          write the captures, time nothing
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -27,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,7 +120,13 @@ struct Runs {
   }
 };
 
-std::uint64_t generate(const std::string& path, std::uint64_t packets, std::size_t payload) {
+/// What a generator wrote.
+struct Written {
+  std::uint64_t frames = 0;
+  std::uint64_t bytes = 0;
+};
+
+Written generate(const std::string& path, std::uint64_t packets, std::size_t payload) {
   capture::PcapWriter writer(path, wire::LinkType::Ethernet);
   wire::FrameSpec req, ack;
   req.src_ip = *wire::IpAddress::parse("10.0.0.2");
@@ -163,7 +180,7 @@ std::uint64_t generate(const std::string& path, std::uint64_t packets, std::size
     }
   }
   writer.flush();
-  return bytes;
+  return {written, bytes};
 }
 
 /// A congestion-heavy capture: `qps` requesters (10.0.1.x, one QP each) send
@@ -173,8 +190,8 @@ std::uint64_t generate(const std::string& path, std::uint64_t packets, std::size
 /// 50 µs, and the switch port pauses priority 3 (PFC, 65535 quanta every
 /// 100 µs, XON at the end); each millisecond starts with an 802.3x PAUSE of
 /// 100 quanta from the responder's NIC.
-std::uint64_t generate_congestion(const std::string& path, std::uint64_t packets,
-                                  std::size_t payload, std::uint32_t qps) {
+Written generate_congestion(const std::string& path, std::uint64_t packets, std::size_t payload,
+                            std::uint32_t qps) {
   capture::PcapWriter writer(path, wire::LinkType::Ethernet);
   std::vector<std::uint8_t> data(payload, 0x5A), frame(payload + 256);
   std::int64_t t = 1'700'000'000'000'000'000;
@@ -264,117 +281,163 @@ std::uint64_t generate_congestion(const std::string& path, std::uint64_t packets
     psn[q] = wire::psn_add(psn[q], 1);
   }
   writer.flush();
-  return bytes;
+  return {written, bytes};
 }
+
+struct CaptureFile {
+  std::string name;  // as the table shows it
+  std::string path;
+  Written written;
+  std::map<std::string, Runs> runs;  // by command
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::uint64_t packets = 1'000'000;
   std::size_t payload = 1024;
-  std::string file = (std::filesystem::temp_directory_path() / "rdmapcap-bench.pcap").string();
-  std::string rdmapcap = "rdmapcap";
-  bool tshark = true, keep = false, congestion = false, generate_only = false;
-  std::uint32_t qps = 4;
+  std::uint32_t qps = 100'000;
+  std::string dir = std::filesystem::temp_directory_path().string();
+  std::string rdmapcap = "rdmapcap", baseline;
+  bool tshark = true, tshark_all = false, keep = false, generate_only = false;
   int runs = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (a == "--packets")
-      packets = std::strtoull(next().c_str(), nullptr, 10);
+      packets = std::max(1ULL, std::strtoull(next().c_str(), nullptr, 10));
     else if (a == "--payload")
       payload = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--file")
-      file = next();
+    else if (a == "--qps")
+      qps = static_cast<std::uint32_t>(std::max(1ULL, std::strtoull(next().c_str(), nullptr, 10)));
+    else if (a == "--dir")
+      dir = next();
     else if (a == "--rdmapcap")
       rdmapcap = next();
+    else if (a == "--baseline")
+      baseline = next();
     else if (a == "--runs")
       runs = std::max(1, std::atoi(next().c_str()));
     else if (a == "--no-tshark")
       tshark = false;
+    else if (a == "--tshark-all")
+      tshark_all = true;
     else if (a == "--keep")
       keep = true;
-    else if (a == "--congestion")
-      congestion = true;
-    else if (a == "--qps")
-      qps = static_cast<std::uint32_t>(std::max(1ULL, std::strtoull(next().c_str(), nullptr, 10)));
     else if (a == "--generate-only")
       generate_only = keep = true;
     else {
       std::fprintf(stderr,
-                   "usage: %s [--packets N] [--payload BYTES] [--file PATH] [--runs N] "
-                   "[--rdmapcap PATH] [--no-tshark] [--keep] [--congestion] [--qps N] "
+                   "usage: %s [--packets N] [--payload BYTES] [--qps N] [--dir DIR] [--runs N] "
+                   "[--rdmapcap PATH] [--baseline PATH] [--no-tshark | --tshark-all] [--keep] "
                    "[--generate-only]\n",
                    argv[0]);
       return 2;
     }
   }
-  std::printf("generating %llu packets, %zu-byte payloads -> %s\n",
-              static_cast<unsigned long long>(packets), payload, file.c_str());
-  const std::uint64_t bytes = congestion ? generate_congestion(file, packets, payload, qps)
-                                         : generate(file, packets, payload);
-  if (generate_only) return 0;
-  const double gb = static_cast<double>(std::filesystem::file_size(file)) / 1e9;
-  std::printf("capture: %.3f GB on disk, %.3f GB of frames\n", gb,
-              static_cast<double>(bytes) / 1e9);
 
-  // 1. bare libpcap read loop, 2. rdmapcap summary, 3. tshark: in turns.
-  Runs pcap, rp, rn, ts;
-  std::uint64_t n = 0, sum = 0;
-  for (int r = 0; r < runs; ++r) {
-    std::printf("run %d of %d\n", r + 1, runs);
+  std::vector<CaptureFile> files;
+  const std::string few = std::to_string(std::min<std::uint32_t>(qps, 4));
+  files.push_back({std::to_string(payload) + " B payloads, 1 QP pair",
+                   dir + "/rdmapcap-bench-1qp.pcap",
+                   {},
+                   {}});
+  files.push_back(
+      {std::to_string(qps) + " QPs, congestion", dir + "/rdmapcap-bench-manyqp.pcap", {}, {}});
+  files.push_back({few + " QPs, congestion", dir + "/rdmapcap-bench-fewqp.pcap", {}, {}});
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    std::printf("generating %s -> %s\n", files[f].name.c_str(), files[f].path.c_str());
     std::fflush(stdout);
-    const auto t0 = std::chrono::steady_clock::now();
-    n = sum = 0;
-    {
-      capture::PcapReader reader(file);
-      capture::Packet p;
-      while (reader.next(p)) {
-        ++n;
-        sum += p.data.size();
+    files[f].written = f == 0   ? generate(files[f].path, packets, payload)
+                       : f == 1 ? generate_congestion(files[f].path, 2 * packets, payload, qps)
+                                : generate_congestion(files[f].path, 2 * packets, payload,
+                                                      std::min<std::uint32_t>(qps, 4));
+  }
+  if (generate_only) return 0;
+
+  const char* const kLoop = "libpcap read loop";
+  const char* const kNew = "rdmapcap summary";
+  const char* const kOld = "baseline rdmapcap summary";
+  const char* const kTshark = "tshark -T fields (unshare --user)";
+  std::uint64_t loop_frames = 0;
+  for (int r = 0; r < runs; ++r) {
+    for (CaptureFile& f : files) {
+      const bool with_tshark = tshark && (tshark_all || &f == &files.front());
+      std::printf("run %d of %d: %s\n", r + 1, runs, f.name.c_str());
+      std::fflush(stdout);
+      const auto t0 = std::chrono::steady_clock::now();
+      std::uint64_t n = 0;
+      {
+        capture::PcapReader reader(f.path);
+        capture::Packet p;
+        while (reader.next(p)) ++n;
       }
+      Child loop;
+      loop.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      loop.status = n == f.written.frames ? 0 : 1;
+      loop_frames += n;
+      f.runs[kLoop].all.push_back(loop);
+      f.runs[kNew].all.push_back(run({rdmapcap, "summary", f.path}));
+      if (!baseline.empty()) f.runs[kOld].all.push_back(run({baseline, "summary", f.path}));
+      if (with_tshark)
+        f.runs[kTshark].all.push_back(run({"unshare", "--user", "tshark", "-r", f.path, "-T",
+                                           "fields", "-e", "infiniband.bth.psn"}));
     }
-    Child loop;
-    loop.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    loop.status = 0;
-    pcap.all.push_back(loop);
-    rp.all.push_back(run({rdmapcap, "summary", file}));
-    rn.all.push_back(run({rdmapcap, "summary", "--no-icrc", file}));
-    if (tshark)
-      ts.all.push_back(run({"tshark", "-r", file, "-T", "fields", "-e", "infiniband.bth.psn"}));
   }
 
-  std::printf("\nmedian of %d runs, each:\n", runs);
-  std::printf("%-40s %9s %15s %8s %8s %10s\n", "", "seconds", "(fastest-slowest)", "GB/s", "CPU s",
-              "peak RSS");
-  auto row = [gb](const char* name, const Runs& r, bool child) {
-    const Child c = r.median();
-    const auto [fastest, slowest] = r.range();
-    std::printf("%-40s %9.3f  (%6.3f-%6.3f) %8.2f", name, c.seconds, fastest, slowest,
-                gb / c.seconds);
-    if (child)
-      std::printf(" %8.3f %6.1f MiB  (exit %d)\n", c.cpu_seconds,
-                  static_cast<double>(c.max_rss_kib) / 1024, c.status);
-    else
-      std::printf(" %8s %10s\n", "-", "-");
-  };
-  row("libpcap read loop (PcapReader)", pcap, false);
-  row("rdmapcap summary", rp, true);
-  row("rdmapcap summary --no-icrc", rn, true);
-  if (tshark) row("tshark -T fields -e infiniband.bth.psn", ts, true);
-  const double t_rp = rp.median().seconds;
-  std::printf("\nrdmapcap / libpcap loop: %.2fx the time\n", t_rp / pcap.median().seconds);
-  if (tshark) {
-    const double t_ts = ts.median().seconds;
-    std::printf("tshark / rdmapcap: %.1fx faster (%.1fx without ICRC checks)\n", t_ts / t_rp,
-                t_ts / rn.median().seconds);
-    std::printf("tshark / rdmapcap run by run:");
-    for (std::size_t i = 0; i < rp.all.size(); ++i)
-      std::printf(" %.1fx", ts.all[i].seconds / rp.all[i].seconds);
-    std::printf("\n");
+  std::printf("\nmedian of %d runs each (the fastest and slowest in brackets)\n", runs);
+  int status = 0;
+  for (const CaptureFile& f : files) {
+    const auto frames = static_cast<double>(f.written.frames);
+    std::printf("\n%s: %llu frames, %.3f GB\n", f.name.c_str(),
+                static_cast<unsigned long long>(f.written.frames),
+                static_cast<double>(f.written.bytes) / 1e9);
+    std::printf("  %-34s %8s %17s %10s %9s %8s %10s\n", "", "seconds", "", "packets/s", "ns/packet",
+                "CPU s", "peak RSS");
+    for (const char* cmd : {kLoop, kNew, kOld, kTshark}) {
+      const auto it = f.runs.find(cmd);
+      if (it == f.runs.end()) continue;
+      const Child c = it->second.median();
+      const auto [fastest, slowest] = it->second.range();
+      std::printf("  %-34s %8.3f  (%6.3f-%7.3f) %10.3g %9.0f", cmd, c.seconds, fastest, slowest,
+                  frames / c.seconds, c.seconds * 1e9 / frames);
+      if (cmd == kLoop)
+        std::printf(" %8s %10s\n", "-", "-");
+      else
+        std::printf(" %8.2f %6.1f MiB%s\n", c.cpu_seconds,
+                    static_cast<double>(c.max_rss_kib) / 1024, c.status == 0 ? "" : "  (failed)");
+      if (c.status != 0 && cmd != kTshark) status = 1;
+    }
   }
-  std::printf("(%llu packets read, %llu bytes)\n", static_cast<unsigned long long>(n),
-              static_cast<unsigned long long>(sum));
-  if (!keep) std::filesystem::remove(file);
-  return rp.median().status == 0 ? 0 : 1;
+  auto median = [&](std::size_t f, const char* cmd) {
+    const auto it = files[f].runs.find(cmd);
+    return it == files[f].runs.end() ? -1.0 : it->second.median().seconds;
+  };
+  auto per_packet = [&](std::size_t f, const char* cmd) {
+    return median(f, cmd) * 1e9 / static_cast<double>(files[f].written.frames);
+  };
+  std::printf("\ntargets\n");
+  std::printf("  1 QP pair: rdmapcap / libpcap loop          %.2fx the time (target <= 1.5x)\n",
+              median(0, kNew) / median(0, kLoop));
+  if (tshark)
+    std::printf("  1 QP pair: tshark / rdmapcap                %.1fx (target >= 100x)\n",
+                median(0, kTshark) / median(0, kNew));
+  std::printf("  1 QP pair: rdmapcap peak RSS                %.1f MiB (target < 64 MiB)\n",
+              static_cast<double>(files[0].runs[kNew].median().max_rss_kib) / 1024);
+  std::printf("  %s: %.3g packets/s (target >= 1e6)\n", files[1].name.c_str(),
+              static_cast<double>(files[1].written.frames) / median(1, kNew));
+  std::printf("  per packet, %s / %s: %.0f / %.0f ns = %.2fx (target <= 2x)\n",
+              files[1].name.c_str(), files[2].name.c_str(), per_packet(1, kNew),
+              per_packet(2, kNew), per_packet(1, kNew) / per_packet(2, kNew));
+  if (!baseline.empty()) {
+    std::printf("\nbaseline / rdmapcap, time per packet:\n");
+    for (std::size_t f = 0; f < files.size(); ++f)
+      std::printf("  %-34s %.0f / %.0f ns = %.2fx\n", files[f].name.c_str(), per_packet(f, kOld),
+                  per_packet(f, kNew), per_packet(f, kOld) / per_packet(f, kNew));
+  }
+  std::printf("(%llu frames read by the libpcap loops)\n",
+              static_cast<unsigned long long>(loop_frames));
+  if (!keep)
+    for (const CaptureFile& f : files) std::filesystem::remove(f.path);
+  return status;
 }

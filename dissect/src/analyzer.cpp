@@ -16,14 +16,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
+#include "flat_map.hpp"
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/psn.hpp"
 #include "rdmalab/wire/timers.hpp"
+#include "ring.hpp"
 
 namespace rdmalab::dissect {
 namespace {
@@ -40,8 +42,36 @@ constexpr std::size_t kMaxMissing = 64;     // missing-PSN ranges remembered per
 constexpr std::size_t kMaxSamples = 65536;  // RTT samples kept (reservoir beyond)
 constexpr std::size_t kMaxGaps = 1024;      // timeout / RNR waits kept
 
+/// Addresses are numbered in order of first sight (a capture of a whole
+/// cluster has many QPs but far fewer hosts): the keys below hold the
+/// numbers, 4 bytes instead of a 17-byte wire::IpAddress.
+using HostId = std::uint32_t;
+
+/// Mixes a 64-bit key into a hash (the finaliser of splitmix64).
+std::uint64_t mix64(std::uint64_t x) noexcept {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+struct IpHash {
+  std::size_t operator()(const IpAddress& a) const noexcept {
+    std::uint64_t lo = 0, hi = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      lo = (lo << 8) | a.bytes[i];
+      hi = (hi << 8) | a.bytes[8 + i];
+    }
+    return static_cast<std::size_t>(mix64(lo ^ mix64(hi ^ (a.v4 ? 1 : 0))));
+  }
+};
+
+/// Two hosts in order, or one end (host, QPN) of a conversation: one integer.
+std::uint64_t pack(std::uint32_t hi, std::uint32_t lo) noexcept {
+  return (std::uint64_t{hi} << 32) | lo;
+}
+
 struct HalfKey {
-  IpAddress src, dst;
+  HostId src = 0, dst = 0;
   std::uint32_t qpn = 0;
   bool response = false;
   friend bool operator==(const HalfKey&, const HalfKey&) = default;
@@ -49,45 +79,14 @@ struct HalfKey {
 
 struct HalfKeyHash {
   std::size_t operator()(const HalfKey& k) const noexcept {
-    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
-    auto mix = [&h](std::uint8_t b) { h = (h ^ b) * 1099511628211ULL; };
-    for (auto b : k.src.bytes) mix(b);
-    for (auto b : k.dst.bytes) mix(b);
-    for (int i = 0; i < 3; ++i) mix(static_cast<std::uint8_t>(k.qpn >> (8 * i)));
-    mix(k.response ? 1 : 0);
-    return static_cast<std::size_t>(h);
+    return static_cast<std::size_t>(
+        mix64(pack(k.src, k.dst) ^ mix64((std::uint64_t{k.qpn} << 1) | (k.response ? 1 : 0))));
   }
 };
 
-/// Two addresses in order (requester, responder): the index of half
-/// channels waiting for their other half.
-struct PairKey {
-  IpAddress req, rsp;
-  friend bool operator==(const PairKey&, const PairKey&) = default;
-};
-
-/// One end of a conversation whose QPN is known.
-struct EndKey {
-  IpAddress addr;
-  std::uint32_t qpn = 0;
-  friend bool operator==(const EndKey&, const EndKey&) = default;
-};
-
-std::uint64_t fnv(std::uint64_t h, const IpAddress& a) {
-  for (auto b : a.bytes) h = (h ^ b) * 1099511628211ULL;
-  return h;
-}
-
-struct PairKeyHash {
-  std::size_t operator()(const PairKey& k) const noexcept {
-    return static_cast<std::size_t>(fnv(fnv(1469598103934665603ULL, k.req), k.rsp));
-  }
-};
-
-struct EndKeyHash {
-  std::size_t operator()(const EndKey& k) const noexcept {
-    return static_cast<std::size_t>((fnv(1469598103934665603ULL, k.addr) ^ k.qpn) *
-                                    1099511628211ULL);
+struct Mix64Hash {
+  std::size_t operator()(std::uint64_t k) const noexcept {
+    return static_cast<std::size_t>(mix64(k));
   }
 };
 
@@ -116,11 +115,11 @@ struct Range {
 };
 
 struct PendingNak {
-  bool rnr = false;
   std::uint32_t psn = 0;
+  bool rnr = false;
+  std::uint8_t code = 0;
   std::uint64_t frame = 0;
   std::int64_t time_ns = 0;
-  std::uint8_t code = 0;
 };
 
 /// Keeps at most kMax samples; beyond that a reservoir (uniform sample).
@@ -189,71 +188,156 @@ struct CnpWindow {
   std::uint64_t after_bytes = 0;
 };
 
-struct Channel {
-  std::uint32_t conv = 0;
-  std::uint32_t index_psn = 0;  // its key among the request halves waiting for responses
-  IpAddress req_addr, rsp_addr;
-  std::optional<std::uint32_t> req_qpn, rsp_qpn;
-  bool has_req_half = false, has_rsp_half = false;
-  bool unreliable = false;  // UC: no ACKs, nothing is ever acknowledged
+/// A first transmission remembered after its acknowledgement: what a later
+/// resend of one of its PSNs is traced back to.
+struct Sent {
+  std::uint32_t psn = 0;
+  std::uint32_t npsn = 1;
+  std::uint64_t frame = 0;
+  std::int64_t time_ns = 0;
 
-  // Requester, as seen on the wire.
-  bool started = false;
-  std::uint32_t next_psn = 0;    // one past the newest PSN sent
-  std::uint32_t lowest_psn = 0;  // the oldest PSN the capture holds
-  bool last_read_unknown = false;
-  std::int64_t last_req_ns = 0;
-  std::uint64_t last_req_frame = 0;
-  bool last_req_was_timeout_retry = false;
-  std::deque<Outstanding> out;
-  std::deque<Outstanding> sent;  // recent first transmissions, acknowledged or not
-  std::vector<Range> missing;
+  [[nodiscard]] bool holds(std::uint32_t p) const noexcept {
+    return Outstanding{psn, npsn}.holds(p);
+  }
+};
 
-  // Message reassembly of first transmissions.
-  bool in_msg = false;
-  bool msg_clean = true;
-  std::uint64_t msg_bytes = 0;
-  std::optional<std::uint32_t> msg_dma;
+/// A counter of what is rare on one channel (losses, NAKs, marks, CNPs):
+/// 32 bits, stopping at the largest value instead of wrapping round.
+class Count32 {
+ public:
+  Count32& operator++() noexcept {
+    if (n_ != std::numeric_limits<std::uint32_t>::max()) ++n_;
+    return *this;
+  }
+  std::uint32_t operator++(int) noexcept {
+    const std::uint32_t old = n_;
+    ++*this;
+    return old;
+  }
+  // NOLINTNEXTLINE(google-explicit-constructor): reads as the number it counts
+  operator std::uint64_t() const noexcept { return n_; }
 
-  // The current retransmission round and the chain of timeout retries.
-  bool round_active = false;
-  std::uint32_t round_last_psn = 0;
-  Cause round_cause = Cause::Unknown;
-  bool chain_active = false;
-  std::uint32_t chain_psn = 0;
-  std::uint32_t chain_count = 0;
-  std::optional<PendingNak> pending;
-  // The newest NAK-sequence-error: time and frame (frame 0: none yet).
-  std::int64_t nak_ns = 0;
-  std::uint64_t nak_frame = 0;
+ private:
+  std::uint32_t n_ = 0;
+};
 
-  // Responder, as seen on the wire.
-  bool ack_seen = false;
-  std::uint32_t last_ack_psn = 0, last_ack_msn = 0;
-  std::uint64_t last_ack_frame = 0;
-  bool acked_valid = false;
-  std::uint32_t acked_psn = 0;
-  bool unmatched_reported = false;
-  std::int64_t last_rsp_ns = 0;
+/// The counters of a ChannelSummary that the analyser keeps up to date
+/// packet by packet, under the same names; summarize() works out the rest.
+struct Counters {
+  std::uint64_t request_packets = 0;
+  std::uint64_t response_packets = 0;
+  std::uint64_t sends = 0, writes = 0, reads = 0, compare_swaps = 0, fetch_adds = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t unique_payload_bytes = 0;
+  std::uint64_t acks = 0;
+  std::uint64_t rtt_samples = 0;
+  std::int64_t rtt_min_ns = -1, rtt_max_ns = -1;
+  std::int64_t first_ns = 0, last_ns = 0;
+  std::uint32_t path_mtu = 0;
+  std::uint32_t max_retries = 0;
+  Count32 retransmitted_packets;
+  Count32 psn_gaps;
+  Count32 out_of_order;
+  std::array<Count32, 5> naks{};
+  Count32 rnr_naks;
+  Count32 duplicate_acks;
+  Count32 go_back_n;
+  Count32 timeouts;
+  Count32 cnps;
+  Count32 icrc_errors;
+  Count32 ecn_ce;
+  bool path_mtu_exact = false;
+  bool retry_exhausted = false;
+  bool still_retrying = false;
+};
 
-  std::optional<CmPlan> cm;
-
-  // Congestion: CE marks, CNPs and the requester's rate around them.
+/// A channel's congestion state, allocated at its first CE mark or CNP
+/// (most channels of a capture never see either).
+struct Congestion {
   std::int64_t last_cnp_ns = -1;
   std::int64_t pending_ce_ns = -1;  // the first CE-marked request since the last CNP
   std::uint64_t first_ce_frame = 0, first_cnp_frame = 0;
-  std::deque<std::pair<std::int64_t, std::uint32_t>> recent;  // requests in the last window
-  std::uint64_t recent_bytes = 0;
-  std::deque<CnpWindow> cnp_windows;
-  RateSeries rate;
+  Ring<CnpWindow> cnp_windows;
   Samples<kMaxGaps> cnp_gaps;
   Samples<kMaxGaps> ce_to_cnp;
   Samples<kMaxGaps> rate_before, rate_after;  // bytes per window
+};
 
-  ChannelSummary s;
-  Samples<kMaxSamples> rtt;
+/// The waits a channel's requester was seen to make, allocated at its first
+/// timeout or RNR retry.
+struct Waits {
   Samples<kMaxGaps> timeout_gaps;
   Samples<kMaxGaps> rnr_waits;
+};
+
+// The members are ordered by size, so that they pack without holes: a
+// capture of a whole cluster holds hundreds of thousands of channels, and
+// each byte here is a byte per conversation (the memory test in
+// tests/dissect counts them).
+struct Channel {
+  // Requester, as seen on the wire.
+  Ring<Outstanding> out;
+  Ring<Sent> sent;  // recent first transmissions, acknowledged or not
+  std::vector<Range> missing;
+  // Requests in the last rate window (time, frame bytes), for the rate
+  // before a CNP.
+  Ring<std::pair<std::int64_t, std::uint32_t>> recent;
+  std::uint64_t recent_bytes = 0;
+  RateSeries rate;
+  Samples<kMaxSamples> rtt;
+  std::unique_ptr<Congestion> cong;
+  std::unique_ptr<Waits> waits;
+  std::optional<PendingNak> pending;
+  std::unique_ptr<CmPlan> cm;  // what a CM handshake announced, if one did
+  Counters s;
+
+  std::int64_t last_req_ns = 0;
+  std::uint64_t last_req_frame = 0;
+  std::uint64_t msg_bytes = 0;  // message reassembly of first transmissions
+  // The newest NAK-sequence-error: time and frame (frame 0: none yet).
+  std::int64_t nak_ns = 0;
+  std::uint64_t nak_frame = 0;
+  std::uint64_t last_ack_frame = 0;
+  std::int64_t last_rsp_ns = 0;
+
+  std::uint32_t conv = 0;
+  std::uint32_t next_in_conv = 0;  // the next channel of its conversation (index + 1)
+  std::uint32_t index_psn = 0;     // its key among the request halves waiting for responses
+  HostId req_host = 0, rsp_host = 0;
+  std::optional<std::uint32_t> req_qpn, rsp_qpn;
+  std::optional<std::uint32_t> msg_dma;
+  std::uint32_t next_psn = 0;    // one past the newest PSN sent
+  std::uint32_t lowest_psn = 0;  // the oldest PSN the capture holds
+  // The current retransmission round and the chain of timeout retries.
+  std::uint32_t round_last_psn = 0;
+  std::uint32_t chain_psn = 0;
+  std::uint32_t chain_count = 0;
+  // Responder, as seen on the wire.
+  std::uint32_t last_ack_psn = 0, last_ack_msn = 0;
+  std::uint32_t acked_psn = 0;
+
+  Cause round_cause = Cause::Unknown;
+  bool has_req_half = false, has_rsp_half = false;
+  bool unreliable = false;  // UC: no ACKs, nothing is ever acknowledged
+  bool started = false;
+  bool last_read_unknown = false;
+  bool last_req_was_timeout_retry = false;
+  bool in_msg = false;
+  bool msg_clean = true;
+  bool round_active = false;
+  bool chain_active = false;
+  bool ack_seen = false;
+  bool acked_valid = false;
+  bool unmatched_reported = false;
+
+  Congestion& congestion() {
+    if (!cong) cong = std::make_unique<Congestion>();
+    return *cong;
+  }
+  Waits& waited() {
+    if (!waits) waits = std::make_unique<Waits>();
+    return *waits;
+  }
 };
 
 /// A REQ waiting for its REP.
@@ -270,7 +354,8 @@ struct Conversation {
   Endpoint a, b;
   std::uint64_t packets = 0;
   std::int64_t first_ns = 0, last_ns = 0;
-  std::vector<std::size_t> channels;
+  // Its channels, a list through Channel::next_in_conv (index + 1; 0 ends it).
+  std::uint32_t first_channel = 0, last_channel = 0;
 };
 
 bool endpoint_matches(const Endpoint& e, const IpAddress& addr, std::optional<std::uint32_t> qpn) {
@@ -303,27 +388,33 @@ struct Analyzer::Impl {
   AnalyzerOptions opt;
   CaptureStats stats;
   std::vector<std::unique_ptr<Channel>> channels;
-  std::unordered_map<HalfKey, std::size_t, HalfKeyHash> halves;
+  FlatMap<HalfKey, std::uint32_t, HalfKeyHash> halves;
   struct Cached {
     bool valid = false;
     HalfKey key;
     std::size_t idx = 0;
   };
   std::array<Cached, 2> last;
+  // The hosts seen, numbered (HostId) in order of first sight.
+  std::vector<IpAddress> hosts;
+  FlatMap<IpAddress, HostId, IpHash> host_ids;
   std::vector<Conversation> convs;
-  // Conversations by each end whose QPN is known: a new channel finds its
-  // conversation among the few that share one of its ends.
-  std::unordered_map<EndKey, std::vector<std::uint32_t>, EndKeyHash> convs_by_end;
-  // Half channels waiting for their other half, by address pair: request
-  // halves ordered by the PSN they started at, response halves newest last.
-  // A new half looks only at these, so its cost does not grow with the
-  // number of QPs in the capture.
-  std::unordered_map<PairKey, std::multimap<std::uint32_t, std::size_t>, PairKeyHash> req_waiting;
-  std::unordered_map<PairKey, std::vector<std::size_t>, PairKeyHash> rsp_waiting;
+  // Conversations by each end whose QPN is known (pack(host, qpn)): a new
+  // channel finds its conversation among the few that share one of its ends.
+  std::unordered_multimap<std::uint64_t, std::uint32_t, Mix64Hash> convs_by_end;
+  // Half channels waiting for their other half, by host pair (pack(requester,
+  // responder)): request halves ordered by the PSN they started at, response
+  // halves newest last. A new half looks only at these, so its cost does not
+  // grow with the number of QPs in the capture.
+  std::unordered_map<std::uint64_t, std::multimap<std::uint32_t, std::size_t>, Mix64Hash>
+      req_waiting;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>, Mix64Hash> rsp_waiting;
   // Request halves between one address pair looked at for a response's
   // PSN, nearest start first.
   static constexpr std::size_t kPairScan = 64;
-  std::deque<CmRequest> cm_requests;  // REQs without a REP yet (bounded)
+  // REQs without a REP yet, oldest first (at most 256; a vector, which
+  // unlike a deque allocates nothing while empty).
+  std::vector<CmRequest> cm_requests;
   // The latest time in the capture (files merged without sorting are not in
   // time order): how long the capture went on after a packet.
   std::int64_t latest_ns = std::numeric_limits<std::int64_t>::min();
@@ -365,30 +456,37 @@ struct Analyzer::Impl {
 
   static constexpr std::size_t kNone = ~std::size_t{0};
 
+  HostId host_id(const IpAddress& a) {
+    const auto [id, added] = host_ids.try_emplace(a, static_cast<HostId>(hosts.size()));
+    if (added) hosts.push_back(a);
+    return id;
+  }
+
   /// The channel a packet belongs to (created if new), or kNone beyond
   /// max_channels.
-  std::size_t channel_for(const IpAddress& src, const IpAddress& dst, std::uint32_t qpn,
+  std::size_t channel_for(const IpAddress& src_addr, const IpAddress& dst_addr, std::uint32_t qpn,
                           bool response, std::uint32_t psn) {
+    const HostId src = host_id(src_addr), dst = host_id(dst_addr);
     const HalfKey key{src, dst, qpn, response};
     // Packets come in runs of the same half: a one-entry cache per role
     // saves most hash lookups.
     Cached& cache = last[response ? 1 : 0];
     if (cache.valid && cache.key == key) return cache.idx;
-    if (auto it = halves.find(key); it != halves.end()) {
-      cache = Cached{true, key, it->second};
-      return it->second;
+    if (const std::uint32_t* idx = halves.find(key)) {
+      cache = Cached{true, key, *idx};
+      return *idx;
     }
 
     std::size_t found = channels.size();
     if (!response) {
       // A request half (src -> dst, QP qpn at dst): join a channel that so
       // far only has responses from dst to src (the newest such).
-      if (auto it = rsp_waiting.find(PairKey{src, dst}); it != rsp_waiting.end()) {
+      if (auto it = rsp_waiting.find(pack(src, dst)); it != rsp_waiting.end()) {
         found = it->second.back();
         it->second.pop_back();
         if (it->second.empty()) rsp_waiting.erase(it);
       }
-    } else if (auto it = req_waiting.find(PairKey{dst, src}); it != req_waiting.end()) {
+    } else if (auto it = req_waiting.find(pack(dst, src)); it != req_waiting.end()) {
       // A response half (src = responder -> dst = requester, QP qpn at the
       // requester): join the request half that has this PSN outstanding; if
       // none does, the one whose next PSN is closest above it. Several QP
@@ -431,13 +529,13 @@ struct Analyzer::Impl {
     if (found == channels.size()) {
       if (channels.size() >= opt.max_channels) return kNone;
       auto c = std::make_unique<Channel>();
-      c->req_addr = response ? dst : src;
-      c->rsp_addr = response ? src : dst;
+      c->req_host = response ? dst : src;
+      c->rsp_host = response ? src : dst;
       c->index_psn = psn;
       if (response)
-        rsp_waiting[PairKey{dst, src}].push_back(found);
+        rsp_waiting[pack(dst, src)].push_back(found);
       else
-        req_waiting[PairKey{src, dst}].emplace(psn, found);
+        req_waiting[pack(src, dst)].emplace(psn, found);
       channels.push_back(std::move(c));
     }
     Channel& c = *channels[found];
@@ -448,7 +546,7 @@ struct Analyzer::Impl {
       c.has_req_half = true;
       c.rsp_qpn = qpn;
     }
-    halves.emplace(key, found);
+    halves.try_emplace(key, static_cast<std::uint32_t>(found));
     attach(found);
     return found;
   }
@@ -457,12 +555,14 @@ struct Analyzer::Impl {
   /// conversation the QPNs the channel has learnt.
   void attach(std::size_t idx) {
     Channel& c = *channels[idx];
+    const IpAddress req_addr = hosts[c.req_host];
+    const IpAddress rsp_addr = hosts[c.rsp_host];
     if (c.conv != 0) {
       Conversation& v = convs[c.conv - 1];
       for (Endpoint* e : {&v.a, &v.b}) {
-        if (e->addr == c.req_addr && !(e->addr == c.rsp_addr && e->qpn_known))
+        if (e->addr == req_addr && !(e->addr == rsp_addr && e->qpn_known))
           learn_end(v.id, *e, c.req_qpn);
-        if (e->addr == c.rsp_addr && !(e->addr == c.req_addr && e->qpn_known))
+        if (e->addr == rsp_addr && !(e->addr == req_addr && e->qpn_known))
           learn_end(v.id, *e, c.rsp_qpn);
       }
       return;
@@ -470,11 +570,11 @@ struct Analyzer::Impl {
     // Candidates: the conversations that know one of the channel's ends
     // exactly, in order of creation.
     std::vector<std::uint32_t> list;
-    for (const auto& [addr, qpn] :
-         {std::pair{c.req_addr, c.req_qpn}, std::pair{c.rsp_addr, c.rsp_qpn}}) {
+    for (const auto& [host, qpn] :
+         {std::pair{c.req_host, c.req_qpn}, std::pair{c.rsp_host, c.rsp_qpn}}) {
       if (!qpn) continue;
-      if (auto it = convs_by_end.find(EndKey{addr, *qpn}); it != convs_by_end.end())
-        list.insert(list.end(), it->second.begin(), it->second.end());
+      const auto [lo, hi] = convs_by_end.equal_range(pack(host, *qpn));
+      for (auto it = lo; it != hi; ++it) list.push_back(it->second);
     }
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -483,13 +583,13 @@ struct Analyzer::Impl {
       for (int swap = 0; swap < 2; ++swap) {
         Endpoint& r = swap ? v.b : v.a;  // the requester's end
         Endpoint& d = swap ? v.a : v.b;  // the responder's end
-        const bool one_exact = exact(r, c.req_addr, c.req_qpn) || exact(d, c.rsp_addr, c.rsp_qpn);
-        if (one_exact && endpoint_matches(r, c.req_addr, c.req_qpn) &&
-            endpoint_matches(d, c.rsp_addr, c.rsp_qpn)) {
+        const bool one_exact = exact(r, req_addr, c.req_qpn) || exact(d, rsp_addr, c.rsp_qpn);
+        if (one_exact && endpoint_matches(r, req_addr, c.req_qpn) &&
+            endpoint_matches(d, rsp_addr, c.rsp_qpn)) {
           learn_end(id, r, c.req_qpn);
           learn_end(id, d, c.rsp_qpn);
           c.conv = id;
-          v.channels.push_back(idx);
+          add_channel(v, idx);
           return;
         }
       }
@@ -498,30 +598,38 @@ struct Analyzer::Impl {
     v.id = static_cast<std::uint32_t>(convs.size() + 1);
     // a = the end that sent the first packet.
     const bool first_is_request = c.has_req_half;
-    const Endpoint req = make_endpoint(c.req_addr, c.req_qpn);
-    const Endpoint rsp = make_endpoint(c.rsp_addr, c.rsp_qpn);
+    const Endpoint req = make_endpoint(req_addr, c.req_qpn);
+    const Endpoint rsp = make_endpoint(rsp_addr, c.rsp_qpn);
     v.a = first_is_request ? req : rsp;
     v.b = first_is_request ? rsp : req;
-    v.channels.push_back(idx);
+    add_channel(v, idx);
     c.conv = v.id;
     for (const Endpoint* e : {&v.a, &v.b})
-      if (e->qpn_known) convs_by_end[EndKey{e->addr, e->qpn}].push_back(v.id);
-    convs.push_back(std::move(v));
+      if (e->qpn_known) convs_by_end.emplace(pack(host_id(e->addr), e->qpn), v.id);
+    convs.push_back(v);
+  }
+
+  void add_channel(Conversation& v, std::size_t idx) {
+    const auto n = static_cast<std::uint32_t>(idx + 1);
+    if (v.last_channel == 0)
+      v.first_channel = n;
+    else
+      channels[v.last_channel - 1]->next_in_conv = n;
+    v.last_channel = n;
   }
 
   /// learn() for a conversation's end, keeping convs_by_end up to date.
   void learn_end(std::uint32_t id, Endpoint& e, std::optional<std::uint32_t> qpn) {
     if (e.qpn_known || !qpn) return;
     learn(e, qpn);
-    convs_by_end[EndKey{e.addr, e.qpn}].push_back(id);
+    convs_by_end.emplace(pack(host_id(e.addr), e.qpn), id);
   }
 
   // ---- requester side ---------------------------------------------------
 
   /// Whether a request holding psn was ever sent on the channel.
   static bool ever_sent(const Channel& c, std::uint32_t psn) {
-    return std::any_of(c.sent.begin(), c.sent.end(),
-                       [&](const Outstanding& o) { return o.holds(psn); });
+    return std::any_of(c.sent.begin(), c.sent.end(), [&](const Sent& o) { return o.holds(psn); });
   }
 
   /// Removes psn from the missing ranges; returns whether it was missing and
@@ -552,7 +660,7 @@ struct Analyzer::Impl {
     // The history of first transmissions outlives acknowledgement: a resend
     // of an acknowledged PSN (lost ACK) still names its original frame.
     if (c.sent.size() >= opt.max_outstanding) c.sent.pop_front();
-    c.sent.push_back(o);
+    c.sent.push_back(Sent{o.psn, o.npsn, o.frame, o.time_ns});
   }
 
   void count_message(Channel& c, Operation op) {
@@ -730,10 +838,10 @@ struct Analyzer::Impl {
     rx.psn = psn;
     for (Outstanding& o : c.out)
       if (o.holds(psn)) o.retransmitted = true;  // Karn: no RTT sample from it any more
-    for (auto it = c.sent.rbegin(); it != c.sent.rend(); ++it) {
-      if (it->holds(psn)) {
-        rx.related_frame = it->frame;
-        rx.delta_ns = t - it->time_ns;
+    for (std::size_t i = c.sent.size(); i-- > 0;) {
+      if (c.sent[i].holds(psn)) {
+        rx.related_frame = c.sent[i].frame;
+        rx.delta_ns = t - c.sent[i].time_ns;
         break;
       }
     }
@@ -766,7 +874,7 @@ struct Analyzer::Impl {
         e.delta_ns = t - c.pending->time_ns;
         e.code = c.pending->code;
         rec.events.push_back(e);
-        c.rnr_waits.add(e.delta_ns);
+        c.waited().rnr_waits.add(e.delta_ns);
         c.round_cause = Cause::Rnr;
         c.chain_active = false;
       } else {
@@ -788,7 +896,7 @@ struct Analyzer::Impl {
         rec.events.push_back(e);
         ++c.s.timeouts;
         c.s.max_retries = std::max(c.s.max_retries, c.chain_count);
-        c.timeout_gaps.add(gap);
+        c.waited().timeout_gaps.add(gap);
         c.round_cause = Cause::Timeout;
         timeout_retry = true;
       }
@@ -823,24 +931,21 @@ struct Analyzer::Impl {
     Event e{EventType::AckMatched, rec.frame, 0, psn};
     e.psn_begin = psn;
     bool first = true;
-    for (auto it = c.out.begin(); it != c.out.end();) {
-      if (!psn_before_eq(it->last_psn(), psn)) {
-        ++it;
-        continue;
-      }
-      if (first || psn_before(it->psn, e.psn_begin)) {
-        e.psn_begin = it->psn;
-        e.related_frame = it->frame;
+    c.out.erase_if([&](const Outstanding& o) {
+      if (!psn_before_eq(o.last_psn(), psn)) return false;
+      if (first || psn_before(o.psn, e.psn_begin)) {
+        e.psn_begin = o.psn;
+        e.related_frame = o.frame;
         first = false;
       }
-      if (is_message_end(it->pos)) ++e.count;
+      if (is_message_end(o.pos)) ++e.count;
       // Karn's rule: no sample while the requester is resending, since the
       // ACK may answer a resend rather than the packet it names.
-      if (sample && !c.round_active && it->last_psn() == psn && !it->retransmitted) {
-        e.delta_ns = rec.time_ns - it->time_ns;
+      if (sample && !c.round_active && o.last_psn() == psn && !o.retransmitted) {
+        e.delta_ns = rec.time_ns - o.time_ns;
       }
-      it = c.out.erase(it);
-    }
+      return true;
+    });
     if (e.delta_ns >= 0) {
       c.rtt.add(e.delta_ns);
       ++c.s.rtt_samples;
@@ -952,7 +1057,7 @@ struct Analyzer::Impl {
         rec.events.push_back(e);
         // An RNR NAK acknowledges everything before its PSN (9.7.5.2.8).
         (void)ack_through(c, rec, psn_add(psn, -1), false);
-        c.pending = PendingNak{true, psn, rec.frame, t, aeth.value()};
+        c.pending = PendingNak{psn, true, aeth.value(), rec.frame, t};
         return;
       }
       case wire::AckKind::Nak: {
@@ -977,7 +1082,7 @@ struct Analyzer::Impl {
           // The responder is NAKing: nothing missing now is "tolerated".
           for (Range& r : c.missing) r.naked = true;
           (void)ack_through(c, rec, psn_add(psn, -1), false);
-          c.pending = PendingNak{false, psn, rec.frame, t, 0};
+          c.pending = PendingNak{psn, false, 0, rec.frame, t};
           c.nak_ns = t;
           c.nak_frame = rec.frame;
         } else {
@@ -1009,7 +1114,7 @@ struct Analyzer::Impl {
     if (const auto* req = std::get_if<wire::cm::Req>(&m)) {
       e.value = req->service_id;
       e.count = req->retry_count;
-      if (cm_requests.size() >= 256) cm_requests.pop_front();
+      if (cm_requests.size() >= 256) cm_requests.erase(cm_requests.begin());
       cm_requests.push_back(
           CmRequest{rec.frame, src, dst, req->local_comm_id, req->qpn, req->starting_psn});
     } else if (const auto* rej = std::get_if<wire::cm::Rej>(&m)) {
@@ -1031,14 +1136,14 @@ struct Analyzer::Impl {
         const std::size_t iab = channel_for(dst, src, rep->qpn, false, rep->starting_psn);
         if (iab == kNone) break;
         channels[iab]->req_qpn = it->qpn;
-        channels[iab]->cm = CmPlan{rec.frame, it->qpn, rep->starting_psn};
+        channels[iab]->cm = std::make_unique<CmPlan>(CmPlan{rec.frame, it->qpn, rep->starting_psn});
         attach_known(*channels[iab]);
         const std::size_t iba = channel_for(src, dst, it->qpn, false, it->psn);
         if (iba == kNone) break;
         Channel& ab = *channels[iab];
         Channel& ba = *channels[iba];
         ba.req_qpn = rep->qpn;
-        ba.cm = CmPlan{it->frame, rep->qpn, it->psn};
+        ba.cm = std::make_unique<CmPlan>(CmPlan{it->frame, rep->qpn, it->psn});
         attach_known(ba);
         rec.conversation = ab.conv;
         cm_requests.erase(it);
@@ -1053,7 +1158,7 @@ struct Analyzer::Impl {
     if (c.conv == 0) return;
     Conversation& v = convs[c.conv - 1];
     for (Endpoint* ep : {&v.a, &v.b}) {
-      if (ep->addr == c.req_addr && !ep->qpn_known) learn_end(v.id, *ep, c.req_qpn);
+      if (ep->addr == hosts[c.req_host] && !ep->qpn_known) learn_end(v.id, *ep, c.req_qpn);
     }
   }
 
@@ -1112,9 +1217,9 @@ struct Analyzer::Impl {
       Event e{EventType::Cnp, rec.frame, 0, bth.psn};
       e.value = bth.dest_qp;
       rec.events.push_back(e);
-      const HalfKey key{*src, *dst, bth.dest_qp, true};
-      if (auto it = halves.find(key); it != halves.end()) {
-        Channel& c = *channels[it->second];
+      const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, true};
+      if (const std::uint32_t* idx = halves.find(key)) {
+        Channel& c = *channels[*idx];
         rec.conversation = c.conv;
         note_packet(c, rec);
         on_cnp(c, rec);
@@ -1157,12 +1262,15 @@ struct Analyzer::Impl {
     const std::int64_t w = opt.rate_window_ns;
     const auto n = static_cast<std::uint32_t>(rec.original_length);
     if (ce) {
-      if (c.s.ecn_ce++ == 0) c.first_ce_frame = rec.frame;
-      if (c.pending_ce_ns < 0) c.pending_ce_ns = t;
+      Congestion& g = c.congestion();
+      if (c.s.ecn_ce++ == 0) g.first_ce_frame = rec.frame;
+      if (g.pending_ce_ns < 0) g.pending_ce_ns = t;
     }
     c.rate.add(t, n, w);
-    close_cnp_windows(c, t);
-    for (CnpWindow& cw : c.cnp_windows) cw.after_bytes += n;
+    if (c.cong) {
+      close_cnp_windows(c, t);
+      for (CnpWindow& cw : c.cong->cnp_windows) cw.after_bytes += n;
+    }
     c.recent.emplace_back(t, n);
     c.recent_bytes += n;
     forget_before(c, t - w);
@@ -1176,23 +1284,26 @@ struct Analyzer::Impl {
   }
 
   /// Ends the "after" windows that closed by time t.
-  void close_cnp_windows(Channel& c, std::int64_t t) {
-    while (!c.cnp_windows.empty() && c.cnp_windows.front().start_ns + opt.rate_window_ns <= t) {
-      const CnpWindow& cw = c.cnp_windows.front();
-      c.rate_before.add(static_cast<std::int64_t>(cw.before_bytes));
-      c.rate_after.add(static_cast<std::int64_t>(cw.after_bytes));
-      c.cnp_windows.pop_front();
+  void close_cnp_windows(Channel& c, std::int64_t t) const {
+    if (!c.cong) return;
+    Congestion& g = *c.cong;
+    while (!g.cnp_windows.empty() && g.cnp_windows.front().start_ns + opt.rate_window_ns <= t) {
+      const CnpWindow& cw = g.cnp_windows.front();
+      g.rate_before.add(static_cast<std::int64_t>(cw.before_bytes));
+      g.rate_after.add(static_cast<std::int64_t>(cw.after_bytes));
+      g.cnp_windows.pop_front();
     }
   }
 
   void on_cnp(Channel& c, const PacketRecord& rec) {
     const std::int64_t t = rec.time_ns;
-    if (c.s.cnps++ == 0) c.first_cnp_frame = rec.frame;
-    if (c.last_cnp_ns >= 0) c.cnp_gaps.add(t - c.last_cnp_ns);
-    c.last_cnp_ns = t;
-    if (c.pending_ce_ns >= 0) {
-      c.ce_to_cnp.add(t - c.pending_ce_ns);
-      c.pending_ce_ns = -1;
+    Congestion& g = c.congestion();
+    if (c.s.cnps++ == 0) g.first_cnp_frame = rec.frame;
+    if (g.last_cnp_ns >= 0) g.cnp_gaps.add(t - g.last_cnp_ns);
+    g.last_cnp_ns = t;
+    if (g.pending_ce_ns >= 0) {
+      g.ce_to_cnp.add(t - g.pending_ce_ns);
+      g.pending_ce_ns = -1;
     }
     // The rate before: only when the capture holds the whole window.
     close_cnp_windows(c, t);
@@ -1200,8 +1311,8 @@ struct Analyzer::Impl {
     if (c.s.request_packets > 0 && c.s.first_ns <= t - w) {
       forget_before(c, t - w);
       constexpr std::size_t kMaxOpenWindows = 64;
-      if (c.cnp_windows.size() < kMaxOpenWindows)
-        c.cnp_windows.push_back(CnpWindow{t, c.recent_bytes, 0});
+      if (g.cnp_windows.size() < kMaxOpenWindows)
+        g.cnp_windows.push_back(CnpWindow{t, c.recent_bytes, 0});
     }
   }
 
@@ -1350,7 +1461,7 @@ struct Analyzer::Impl {
         // retry shows that no further retry came. One that ends sooner shows
         // a requester still retrying, and more than 7 retries (retry_cnt's
         // largest value) is one retrying without a limit.
-        const std::int64_t timeout = c.timeout_gaps.median();
+        const std::int64_t timeout = c.waits ? c.waits->timeout_gaps.median() : -1;
         const bool ended_early = timeout < 0 || latest_ns - c.last_req_ns < timeout;
         Event e{ended_early ? EventType::StillRetrying : EventType::RetryExhausted,
                 c.last_req_frame, 0, c.chain_psn};
@@ -1375,29 +1486,31 @@ struct Analyzer::Impl {
 
   /// What the CE marks, CNPs and rates of a channel say, in words.
   void congestion_findings(Channel& c, std::vector<Event>& events) {
+    if (!c.cong) return;  // no CE mark, no CNP
+    const Congestion& g = *c.cong;
     // "After" windows the capture holds to their end count; later ones not.
     close_cnp_windows(c, latest_ns);
     if (c.s.ecn_ce > 0 && c.s.cnps == 0 && c.has_rsp_half) {
-      Event e{EventType::CeWithoutCnp, c.first_ce_frame};
+      Event e{EventType::CeWithoutCnp, g.first_ce_frame};
       e.count = static_cast<std::uint32_t>(std::min<std::uint64_t>(c.s.ecn_ce, UINT32_MAX));
       e.value = c.req_qpn.value_or(0);
       e.conversation = c.conv;
       events.push_back(e);
     }
-    const std::int64_t gap_median = c.cnp_gaps.median();
+    const std::int64_t gap_median = g.cnp_gaps.median();
     if (c.s.cnps >= 3 && c.s.ecn_ce > c.s.cnps && gap_median > 0) {
-      Event e{EventType::CnpPaced, c.first_cnp_frame};
+      Event e{EventType::CnpPaced, g.first_cnp_frame};
       e.delta_ns = gap_median;
-      e.value = static_cast<std::uint64_t>(min_of(c.cnp_gaps));
+      e.value = static_cast<std::uint64_t>(min_of(g.cnp_gaps));
       e.count = static_cast<std::uint32_t>(std::min<std::uint64_t>(c.s.ecn_ce, UINT32_MAX));
       e.psn = c.req_qpn.value_or(0);
       e.conversation = c.conv;
       events.push_back(e);
     }
-    const std::int64_t before = c.rate_before.median(), after = c.rate_after.median();
+    const std::int64_t before = g.rate_before.median(), after = g.rate_after.median();
     if (before > 0 && after >= before) {
-      Event e{EventType::CnpNoSlowdown, c.first_cnp_frame};
-      e.count = static_cast<std::uint32_t>(c.rate_before.seen);
+      Event e{EventType::CnpNoSlowdown, g.first_cnp_frame};
+      e.count = static_cast<std::uint32_t>(g.rate_before.seen);
       e.value = (static_cast<std::uint64_t>(rate_of(before)) << 32) |
                 static_cast<std::uint32_t>(rate_of(after));
       e.delta_ns = opt.rate_window_ns;
@@ -1419,23 +1532,61 @@ struct Analyzer::Impl {
   }
 
   ChannelSummary summarize(const Channel& c) const {
-    ChannelSummary s = c.s;
-    s.requester = make_endpoint(c.req_addr, c.req_qpn);
-    s.responder = make_endpoint(c.rsp_addr, c.rsp_qpn);
+    ChannelSummary s;
+    const Counters& n = c.s;
+    s.request_packets = n.request_packets;
+    s.response_packets = n.response_packets;
+    s.sends = n.sends;
+    s.writes = n.writes;
+    s.reads = n.reads;
+    s.compare_swaps = n.compare_swaps;
+    s.fetch_adds = n.fetch_adds;
+    s.payload_bytes = n.payload_bytes;
+    s.unique_payload_bytes = n.unique_payload_bytes;
+    s.path_mtu = n.path_mtu;
+    s.path_mtu_exact = n.path_mtu_exact;
+    s.retransmitted_packets = n.retransmitted_packets;
+    s.psn_gaps = n.psn_gaps;
+    s.out_of_order = n.out_of_order;
+    for (std::size_t i = 0; i < s.naks.size(); ++i) s.naks[i] = n.naks[i];
+    s.rnr_naks = n.rnr_naks;
+    s.acks = n.acks;
+    s.duplicate_acks = n.duplicate_acks;
+    s.go_back_n = n.go_back_n;
+    s.timeouts = n.timeouts;
+    s.max_retries = n.max_retries;
+    s.retry_exhausted = n.retry_exhausted;
+    s.still_retrying = n.still_retrying;
+    s.cnps = n.cnps;
+    s.icrc_errors = n.icrc_errors;
+    s.ecn_ce = n.ecn_ce;
+    s.rtt_samples = n.rtt_samples;
+    s.rtt_min_ns = n.rtt_min_ns;
+    s.rtt_max_ns = n.rtt_max_ns;
+    s.first_ns = n.first_ns;
+    s.last_ns = n.last_ns;
+    s.requester = make_endpoint(hosts[c.req_host], c.req_qpn);
+    s.responder = make_endpoint(hosts[c.rsp_host], c.rsp_qpn);
     s.rtt_median_ns = c.rtt.median();
-    s.timeout_gap_ns = c.timeout_gaps.median();
-    if (s.timeout_gap_ns > 0)
-      s.timeout_exponent = wire::ack_timeout_exponent(static_cast<double>(s.timeout_gap_ns) * 1e-9);
-    s.rnr_wait_ns = c.rnr_waits.median();
-    s.cnp_interval_min_ns = min_of(c.cnp_gaps);
-    s.cnp_interval_median_ns = c.cnp_gaps.median();
-    s.ce_to_cnp_median_ns = c.ce_to_cnp.median();
+    if (c.waits) {
+      s.timeout_gap_ns = c.waits->timeout_gaps.median();
+      if (s.timeout_gap_ns > 0)
+        s.timeout_exponent =
+            wire::ack_timeout_exponent(static_cast<double>(s.timeout_gap_ns) * 1e-9);
+      s.rnr_wait_ns = c.waits->rnr_waits.median();
+    }
     s.rate_window_ns = opt.rate_window_ns;
-    s.rate_cnps = c.rate_before.seen;
-    if (s.rate_cnps > 0) {
-      const double per_s = 1e9 / static_cast<double>(opt.rate_window_ns);
-      s.rate_before_cnp_bps = static_cast<double>(c.rate_before.median()) * 8.0 * per_s;
-      s.rate_after_cnp_bps = static_cast<double>(c.rate_after.median()) * 8.0 * per_s;
+    if (c.cong) {
+      const Congestion& g = *c.cong;
+      s.cnp_interval_min_ns = min_of(g.cnp_gaps);
+      s.cnp_interval_median_ns = g.cnp_gaps.median();
+      s.ce_to_cnp_median_ns = g.ce_to_cnp.median();
+      s.rate_cnps = g.rate_before.seen;
+      if (s.rate_cnps > 0) {
+        const double per_s = 1e9 / static_cast<double>(opt.rate_window_ns);
+        s.rate_before_cnp_bps = static_cast<double>(g.rate_before.median()) * 8.0 * per_s;
+        s.rate_after_cnp_bps = static_cast<double>(g.rate_after.median()) * 8.0 * per_s;
+      }
     }
     s.rate_bin_ns = c.rate.bin_ns;
     s.rate_bytes = c.rate.bytes;
@@ -1450,6 +1601,10 @@ Analyzer::Analyzer(AnalyzerOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opt = options;
   if (impl_->opt.max_outstanding == 0) impl_->opt.max_outstanding = 1;
   if (impl_->opt.max_channels == 0) impl_->opt.max_channels = 1;
+  // Channels are numbered in 32 bits, the largest number meaning none (a
+  // limit no memory could reach anyway: each channel takes hundreds of bytes).
+  impl_->opt.max_channels =
+      std::min<std::size_t>(impl_->opt.max_channels, std::numeric_limits<std::uint32_t>::max() - 1);
 }
 Analyzer::~Analyzer() = default;
 Analyzer::Analyzer(Analyzer&&) noexcept = default;
@@ -1479,8 +1634,8 @@ std::vector<ConversationSummary> Analyzer::summaries() const {
     s.packets = v.packets;
     s.first_ns = v.first_ns;
     s.last_ns = v.last_ns;
-    for (std::size_t idx : v.channels)
-      s.channels.push_back(impl_->summarize(*impl_->channels[idx]));
+    for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1]->next_in_conv)
+      s.channels.push_back(impl_->summarize(*impl_->channels[n - 1]));
     out.push_back(std::move(s));
   }
   return out;
