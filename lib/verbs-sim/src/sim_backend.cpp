@@ -85,11 +85,14 @@ class SimCompChannel final : public CompChannel {
       report_destroy_failure("ibv_destroy_comp_channel", rc);
   }
   // Blocking is virtual time passing: the fabric runs, one event at a time,
-  // until the channel has an event or nothing is left to happen (then no
-  // event can ever come, and a real program would sleep forever).
-  CompletionQueue* get_event(std::chrono::milliseconds /*timeout*/) override {
-    while (ch_.pending() == 0)
-      if (!dev_.fabric().step()) return nullptr;
+  // until the channel has an event, nothing is left to happen (then no event
+  // can ever come, and a real program would sleep forever), or `timeout` of
+  // virtual time has passed (a QP retrying RNR forever never lets the
+  // fabric go idle).
+  CompletionQueue* get_event(std::chrono::milliseconds timeout) override {
+    sim::Fabric& f = dev_.fabric();
+    const sim::Time deadline = f.now() + static_cast<sim::Time>(timeout.count()) * sim::kMillisecond;
+    if (!f.run_until([this] { return ch_.pending() > 0; }, deadline)) return nullptr;
     sim::CompletionQueue* cq = ch_.get_event();
     const auto it = cqs_.find(cq);
     return it == cqs_.end() ? nullptr : it->second;

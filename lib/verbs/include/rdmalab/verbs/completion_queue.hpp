@@ -75,8 +75,9 @@ class CompChannel {
   /// ibv_get_cq_event: waits for the next event and returns the CQ it names
   /// (the caller then acknowledges it with CompletionQueue::ack_events), or
   /// nullptr when none came: on a real device within `timeout` (wall time);
-  /// on the simulator when its fabric has nothing left to do, since then no
-  /// event can ever come. Throws VerbsError when the verb fails.
+  /// on the simulator within `timeout` of virtual time, or as soon as its
+  /// fabric has nothing left to do, since then no event can ever come.
+  /// Throws VerbsError when the verb fails.
   [[nodiscard]] virtual CompletionQueue* get_event(std::chrono::milliseconds timeout) = 0;
   /// Like get_event(), but an event that does not come is an error: throws
   /// VerbsError(ibv_get_cq_event, ETIMEDOUT) with the hint that says why an
