@@ -307,7 +307,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     ++accepted;
   }
   n.call(tr(M("posted"), accepted), "0");
-  // rdma-core's rxe provider returned -ENOMEM before v38, ENOMEM since.
+  // Older releases of rdma-core's rxe provider return -ENOMEM, newer ones ENOMEM.
   const int post_err = post_rc < 0 ? -post_rc : post_rc;
   if (post_rc != 0)
     n.call(tr(M("post_failed"), accepted + 1, post_rc, errno_name(post_err)),
