@@ -188,7 +188,8 @@ void settle(const lab::Environment& env,
 std::vector<ibv_wc> poll_now(verbs::CompletionQueue& cq) {
   std::vector<ibv_wc> out;
   ibv_wc batch[16];
-  for (int got = cq.poll(batch); got > 0; got = cq.poll(batch)) out.insert(out.end(), batch, batch + got);
+  for (int got = cq.poll(batch); got > 0; got = cq.poll(batch))
+    out.insert(out.end(), batch, batch + got);
   return out;
 }
 
@@ -238,12 +239,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   // queues.
   const int cqe = static_cast<int>(4 * (depth + 2));
   const std::uint32_t max_recv_wr = depth + 2;
-  open_side(n, env, tx[0], tx_channel, lab::requester_device(env, o.common), buffer, cqe,
-            o.common);
+  open_side(n, env, tx[0], tx_channel, lab::requester_device(env, o.common), buffer, cqe, o.common);
   add_qp(n, tx, 0, tr(M("sender"), 0), depth, max_recv_wr, true);
   add_qp(n, tx, 1, tr(M("sender"), 1), depth, max_recv_wr, false);
-  open_side(n, env, rx[0], rx_channel, lab::responder_device(env, o.common), buffer, cqe,
-            o.common);
+  open_side(n, env, rx[0], rx_channel, lab::responder_device(env, o.common), buffer, cqe, o.common);
   add_qp(n, rx, 0, tr(M("receiver"), 0), depth, max_recv_wr, false);
   add_qp(n, rx, 1, tr(M("receiver"), 1), depth, max_recv_wr, false);
   n.say(tr(M("why.channel")));
@@ -331,9 +330,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.say(tr(M("cq_empty"), unsignalled.size()));
   verbs::check_rc(post_send(tx[1], tx[0], kProofWrId, accepted, o.size, IBV_SEND_SIGNALED),
                   "ibv_post_send");
-  n.call(fmt::format("ibv_post_send({}, SEND, wr_id {}, IBV_SEND_SIGNALED)", tx[1].role,
-                     kProofWrId),
-         "0");
+  n.call(
+      fmt::format("ibv_post_send({}, SEND, wr_id {}, IBV_SEND_SIGNALED)", tx[1].role, kProofWrId),
+      "0");
   const auto proof = lab::poll_and_show(n, tx[0], 1);
   const auto proof_recv = lab::poll_and_show(n, rx[0], 1);
   bool release_ok = released.size() == accepted && unsignalled.empty() && proof.size() == 1 &&
@@ -362,8 +361,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.say(tr(M("why.ack")));
   const auto event_wcs = lab::poll_and_show(n, tx[0], 1);
   const bool event_ok = &woke == &tx_cq && event_wcs.size() == 1 &&
-                        event_wcs[0].wr_id == kEventWrId &&
-                        event_wcs[0].status == IBV_WC_SUCCESS;
+                        event_wcs[0].wr_id == kEventWrId && event_wcs[0].status == IBV_WC_SUCCESS;
 
   // 5. The re-arm race.
   n.step(tr(M("step.race")));
@@ -402,11 +400,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   verbs::check_rc(rx_cq.req_notify(true), "ibv_req_notify_cq");
   n.call("ibv_req_notify_cq(receiver cq, 1)", "0");
   n.say(tr(M("why.solicited_arm")));
-  verbs::check_rc(post_send(tx[0], tx[0], kUnsolicitedWrId, depth + 2, o.size, 0),
-                  "ibv_post_send");
-  n.call(fmt::format("ibv_post_send({}, SEND, wr_id {}, send_flags 0)", tx[0].role,
-                     kUnsolicitedWrId),
-         "0");
+  verbs::check_rc(post_send(tx[0], tx[0], kUnsolicitedWrId, depth + 2, o.size, 0), "ibv_post_send");
+  n.call(
+      fmt::format("ibv_post_send({}, SEND, wr_id {}, send_flags 0)", tx[0].role, kUnsolicitedWrId),
+      "0");
   settle(env);
   verbs::CompletionQueue* unsolicited_event = rx_channel->get_event(kNoEventWait);
   if (unsolicited_event != nullptr) {
@@ -419,9 +416,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
   }
   // Counted without taking them out: the CQ is polled after the second SEND.
   n.say(tr(M("why.unsolicited")));
-  verbs::check_rc(
-      post_send(tx[0], tx[0], kSolicitedWrId, depth + 3, o.size, IBV_SEND_SOLICITED),
-      "ibv_post_send");
+  verbs::check_rc(post_send(tx[0], tx[0], kSolicitedWrId, depth + 3, o.size, IBV_SEND_SOLICITED),
+                  "ibv_post_send");
   n.call(fmt::format("ibv_post_send({}, SEND, wr_id {}, IBV_SEND_SOLICITED)", tx[0].role,
                      kSolicitedWrId),
          "0");

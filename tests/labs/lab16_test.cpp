@@ -88,14 +88,14 @@ TEST_CASE("lab16 bad input: a depth rxe would round, more WRITEs than the queue 
   CHECK(run({LAB_lab16_completions, "--backend", "sim", "--depth", "16"}).status == 2);
   CHECK(run({LAB_lab16_completions, "--backend", "sim", "--writes", "20"}).status == 2);
   CHECK(run({LAB_lab16_completions, "--backend", "sim", "--writes", "2"}).status == 2);
-  const auto en = run_pty(
-      {LAB_lab16_completions, "--lang", "en", "--backend", "sim", "--depth", "16"}, "\x01never\x01",
-      20);
+  const auto en =
+      run_pty({LAB_lab16_completions, "--lang", "en", "--backend", "sim", "--depth", "16"},
+              "\x01never\x01", 20);
   CHECK(en.status == 2);
   CHECK(en.out.find("--depth 16: use 2^k - 1") != std::string::npos);
-  const auto zh = run_pty(
-      {LAB_lab16_completions, "--lang", "zh", "--backend", "sim", "--depth", "16"}, "\x01never\x01",
-      20);
+  const auto zh =
+      run_pty({LAB_lab16_completions, "--lang", "zh", "--backend", "sim", "--depth", "16"},
+              "\x01never\x01", 20);
   CHECK(zh.status == 2);
   CHECK(zh.out.find("--depth 16：请使用 2^k - 1") != std::string::npos);
 }

@@ -239,8 +239,8 @@ QpImpl::Verdict QpImpl::execute_send(const wire::IbPacket& p, const wire::Opcode
     flags |= IBV_WC_WITH_INV;
     imm = *p.ieth;
   }
-  complete_recv(IBV_WC_SUCCESS, static_cast<std::uint32_t>(recv_offset), IBV_WC_RECV, flags, imm,
-                0, p.bth.solicited);
+  complete_recv(IBV_WC_SUCCESS, static_cast<std::uint32_t>(recv_offset), IBV_WC_RECV, flags, imm, 0,
+                p.bth.solicited);
   in_send = false;
   msn = psn_add(msn, 1);
   return Verdict::Ok;

@@ -91,7 +91,8 @@ class SimCompChannel final : public CompChannel {
   // fabric go idle).
   CompletionQueue* get_event(std::chrono::milliseconds timeout) override {
     sim::Fabric& f = dev_.fabric();
-    const sim::Time deadline = f.now() + static_cast<sim::Time>(timeout.count()) * sim::kMillisecond;
+    const sim::Time deadline =
+        f.now() + static_cast<sim::Time>(timeout.count()) * sim::kMillisecond;
     if (!f.run_until([this] { return ch_.pending() > 0; }, deadline)) return nullptr;
     sim::CompletionQueue* cq = ch_.get_event();
     const auto it = cqs_.find(cq);
