@@ -348,13 +348,13 @@ void run_lab(lab::Narrator& n, const Options& o) {
   // 4. A completion channel: arm, let a completion come, sleep until its event.
   n.step(tr(M("step.event")));
   verbs::check_rc(tx_cq.req_notify(false), "ibv_req_notify_cq");
-  n.call("ibv_req_notify_cq(sender cq, 0)", "0");
+  n.call("ibv_req_notify_cq(tx_cq, 0)", "0");
   n.say(tr(M("why.arm")));
   verbs::check_rc(post_write(tx[0], tx[0], rx[0], kEventWrId, 1, o.size, 0), "ibv_post_send");
   n.call(fmt::format("ibv_post_send({}, RDMA WRITE, wr_id {})", tx[0].role, kEventWrId), "0");
   verbs::CompletionQueue& woke = tx_channel->wait_event(kEventWait);
   ++tx_tally.read;
-  n.call("ibv_get_cq_event(channel, &cq, &ctx)", tr(M("event_for"), side_of(&woke)));
+  n.call("ibv_get_cq_event(tx_channel, &cq, &ctx)", tr(M("event_for"), side_of(&woke)));
   woke.ack_events(1);
   ++tx_tally.acked;
   n.call("ibv_ack_cq_events(cq, 1)", {});
@@ -367,25 +367,25 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.step(tr(M("step.race")));
   n.say(tr(M("why.race_wrong")));
   const auto before = poll_now(tx_cq);
-  n.call("ibv_poll_cq(sender cq)", fmt::format("{}", before.size()));
+  n.call("ibv_poll_cq(tx_cq)", fmt::format("{}", before.size()));
   verbs::check_rc(post_write(tx[0], tx[0], rx[0], kRaceWrId, 2, o.size, 0), "ibv_post_send");
   n.call(fmt::format("ibv_post_send({}, RDMA WRITE, wr_id {})", tx[0].role, kRaceWrId), "0");
   settle(env);  // it completes now, unseen
   verbs::check_rc(tx_cq.req_notify(false), "ibv_req_notify_cq");
-  n.call("ibv_req_notify_cq(sender cq, 0)", "0");
+  n.call("ibv_req_notify_cq(tx_cq, 0)", "0");
   verbs::CompletionQueue* missed = tx_channel->get_event(kNoEventWait);
   if (missed != nullptr) {
     ++tx_tally.read;
-    n.call("ibv_get_cq_event(channel, &cq, &ctx)", tr(M("event_for"), side_of(missed)));
+    n.call("ibv_get_cq_event(tx_channel, &cq, &ctx)", tr(M("event_for"), side_of(missed)));
     missed->ack_events(1);
     ++tx_tally.acked;
   } else {
-    n.call("ibv_get_cq_event(channel, &cq, &ctx)", tr(M("no_event"), kNoEventWait.count()));
+    n.call("ibv_get_cq_event(tx_channel, &cq, &ctx)", tr(M("no_event"), kNoEventWait.count()));
     n.say(tr(M("why.race_missed")));
   }
   n.say(tr(M("why.race_right")));
   const auto found = poll_now(tx_cq);
-  n.call("ibv_poll_cq(sender cq)", fmt::format("{}", found.size()));
+  n.call("ibv_poll_cq(tx_cq)", fmt::format("{}", found.size()));
   for (const auto& wc : found) lab::show_wc(n, tx[0].role, wc);
   const bool race_ok = before.empty() && missed == nullptr && found.size() == 1 &&
                        found[0].wr_id == kRaceWrId && found[0].status == IBV_WC_SUCCESS;
@@ -398,7 +398,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   post_recv(rx[0], rx[0], kFirstRecvWrId + 101, depth + 3, o.size);
   n.call(fmt::format("ibv_post_recv({}) × 2", rx[0].role), "0");
   verbs::check_rc(rx_cq.req_notify(true), "ibv_req_notify_cq");
-  n.call("ibv_req_notify_cq(receiver cq, 1)", "0");
+  n.call("ibv_req_notify_cq(rx_cq, 1)", "0");
   n.say(tr(M("why.solicited_arm")));
   verbs::check_rc(post_send(tx[0], tx[0], kUnsolicitedWrId, depth + 2, o.size, 0), "ibv_post_send");
   n.call(
@@ -408,11 +408,12 @@ void run_lab(lab::Narrator& n, const Options& o) {
   verbs::CompletionQueue* unsolicited_event = rx_channel->get_event(kNoEventWait);
   if (unsolicited_event != nullptr) {
     ++rx_tally.read;
-    n.call("ibv_get_cq_event(channel, &cq, &ctx)", tr(M("event_for"), side_of(unsolicited_event)));
+    n.call("ibv_get_cq_event(rx_channel, &cq, &ctx)",
+           tr(M("event_for"), side_of(unsolicited_event)));
     unsolicited_event->ack_events(1);
     ++rx_tally.acked;
   } else {
-    n.call("ibv_get_cq_event(channel, &cq, &ctx)", tr(M("no_event"), kNoEventWait.count()));
+    n.call("ibv_get_cq_event(rx_channel, &cq, &ctx)", tr(M("no_event"), kNoEventWait.count()));
   }
   // Counted without taking them out: the CQ is polled after the second SEND.
   n.say(tr(M("why.unsolicited")));
@@ -423,7 +424,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
          "0");
   verbs::CompletionQueue& rx_woke = rx_channel->wait_event(kEventWait);
   ++rx_tally.read;
-  n.call("ibv_get_cq_event(channel, &cq, &ctx)", tr(M("event_for"), side_of(&rx_woke)));
+  n.call("ibv_get_cq_event(rx_channel, &cq, &ctx)", tr(M("event_for"), side_of(&rx_woke)));
   rx_woke.ack_events(1);
   ++rx_tally.acked;
   n.call("ibv_ack_cq_events(cq, 1)", {});
@@ -444,7 +445,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
          tr(M("device_caps"), tx[0].ctx->info().name, attrs.max_cq_count, attrs.max_cq_period));
   const int mod_rc = tx_cq.moderate(4, 100);
   const int mod_err = mod_rc < 0 ? -mod_rc : mod_rc;
-  n.call("ibv_modify_cq(sender cq, {IBV_CQ_ATTR_MODERATE, cq_count 4, cq_period 100})",
+  n.call("ibv_modify_cq(tx_cq, {IBV_CQ_ATTR_MODERATE, cq_count 4, cq_period 100})",
          mod_rc == 0 ? std::string("0")
                      : fmt::format("{} ({})", errno_name(mod_err), std::strerror(mod_err)));
   const bool can_moderate = attrs.max_cq_count > 0;
@@ -458,7 +459,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
     Tally& t = side == &tx_channel ? tx_tally : rx_tally;
     while (verbs::CompletionQueue* cq = (*side)->get_event(kNoEventWait)) {
       ++t.read;
-      n.call("ibv_get_cq_event(channel, &cq, &ctx)", tr(M("event_for"), side_of(cq)));
+      n.call(fmt::format("ibv_get_cq_event({}, &cq, &ctx)",
+                         side == &tx_channel ? "tx_channel" : "rx_channel"),
+             tr(M("event_for"), side_of(cq)));
       cq->ack_events(1);
       ++t.acked;
       n.call("ibv_ack_cq_events(cq, 1)", {});
