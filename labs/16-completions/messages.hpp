@@ -168,8 +168,6 @@ inline constexpr std::array kCatalog{
     Message{"why.moderation",
             "the device moderates: one event per {0} completions or {1} µs, whichever comes first",
             "该设备支持事件合并：每 {0} 个完成或每 {1} µs 一个事件，以先到者为准"},
-    Message{"pending_event", "an event still waiting on the {} channel",
-            "{}的完成通道上还有一个事件在等待"},
     Message{"tally", "{0}: {1} event(s) read, {2} acknowledged",
             "{0}：读到 {1} 个事件，已确认 {2} 个"},
     Message{"why.destroy",
