@@ -20,7 +20,7 @@ inline constexpr std::array kCatalog{
             "实验 16：完成。带信号与不带信号的发送（sq_sig_all、每 n 个 WR 带一次 "
             "IBV_SEND_SIGNALED、都不带信号时被占满的发送队列），完成通道与完成事件"
             "（ibv_req_notify_cq、ibv_get_cq_event、ibv_ack_cq_events、重新请求通知时的竞争），"
-            "solicited 事件（IBV_SEND_SOLICITED、SE 位），以及设备支持时的 CQ 事件合并"
+            "只由带 SE 位的消息触发的事件（IBV_SEND_SOLICITED），以及设备支持时的 CQ 事件合并"
             "（ibv_modify_cq）。"},
     Message{"opt.depth",
             "max_send_wr of the sender's QPs: 3, 7, 15, 31, 63 or 127 (2^k - 1, which rxe keeps "
