@@ -257,6 +257,15 @@ capture_start lab14-srq-empty-wire
 run lab14-srq-empty-wire -- "$lab14" --backend verbs -d rxe1 --peer-dev rxe0 --json --empty-srq
 capture_stop
 
+# Lab 16 (completions): on rxe0 alone, and across the wire, captured. Its
+# events come from rxe's own completion handler through uverbs' channel fd,
+# its ENOMEM from rxe's send queue, its EOPNOTSUPP from ibv_modify_cq on rxe.
+lab16=${bin[lab16-completions]}
+run lab16-completions -- "$lab16" --backend verbs -d rxe0 --json
+capture_start lab16-completions-wire
+run lab16-completions-wire -- "$lab16" --backend verbs -d rxe1 --peer-dev rxe0 --json
+capture_stop
+
 # Last, chapter 2's "Two rxe devices on your own machine" exactly as the
 # chapter shows it: the harness's own set-up is taken down first (deleting the
 # veth removes both rxe devices; the policy rules are undone by hand), then

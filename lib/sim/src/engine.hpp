@@ -399,8 +399,11 @@ struct QpImpl {
   /// taken from it (SrqImpl::take); false when none is posted.
   bool take_recv();
   bool scatter_recv(std::uint64_t offset, wire::Bytes data);
+  /// `solicited`: the message's last packet had the BTH's SE bit (a flushed
+  /// receive counts as solicited, as rxe posts it), for a CQ armed for
+  /// solicited completions only.
   void complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op, unsigned flags,
-                     std::uint32_t imm, std::uint32_t src_qp);
+                     std::uint32_t imm, std::uint32_t src_qp, bool solicited);
   MemoryRegion* remote_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
   MemoryRegion* window_mr(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, int need) const;
   void ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Bytes bytes);

@@ -95,10 +95,10 @@ void QpImpl::flush_all(ibv_wc_status first_status) {
   tx_pkt = 0;
   started = 0;
   rd_atomic_outstanding = 0;
-  while (rq_count > 0) complete_recv(IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV, 0, 0, 0);
+  while (rq_count > 0) complete_recv(IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV, 0, 0, 0, true);
   // With an SRQ only the WQE this QP took is flushed; the others stay in the
   // SRQ for its other QPs.
-  if (srq_taken) complete_recv(IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV, 0, 0, 0);
+  if (srq_taken) complete_recv(IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV, 0, 0, 0, true);
 }
 
 void QpImpl::enter_error(ibv_wc_status first_status) {

@@ -460,7 +460,9 @@ void QpImpl::on_read_response(const wire::IbPacket& p) {
 void QpImpl::complete_send(SendWqe& w, ibv_wc_status status) {
   // Always the head of the send queue: completions come in order.
   if (status != IBV_WC_SUCCESS || sig_all || (w.flags & IBV_SEND_SIGNALED) != 0) {
-    if (ibv_wc* wc = send_cq->push()) {
+    // rxe posts send completions as not solicited: a solicited-only arm
+    // waits for a receive.
+    if (ibv_wc* wc = send_cq->push(false)) {
       wc->wr_id = w.wr_id;
       wc->status = status;
       wc->opcode = wc_opcode(w.opcode);

@@ -210,7 +210,7 @@ QpImpl::Verdict QpImpl::execute_send(const wire::IbPacket& p, const wire::Opcode
     in_send = true;
   }
   if (!scatter_recv(recv_offset, p.payload)) {
-    complete_recv(IBV_WC_LOC_LEN_ERR, 0, IBV_WC_RECV, 0, 0, 0);
+    complete_recv(IBV_WC_LOC_LEN_ERR, 0, IBV_WC_RECV, 0, 0, 0, p.bth.solicited);
     in_send = false;
     return Verdict::InvalidRequest;
   }
@@ -230,15 +230,15 @@ QpImpl::Verdict QpImpl::execute_send(const wire::IbPacket& p, const wire::Opcode
     // responder QP goes to error.
     if (invalidate_rkey(*p.ieth) != 0) {
       complete_recv(IBV_WC_REM_INV_REQ_ERR, static_cast<std::uint32_t>(recv_offset), IBV_WC_RECV, 0,
-                    0, 0);
+                    0, 0, p.bth.solicited);
       in_send = false;
       return Verdict::BadInvalidate;
     }
     flags |= IBV_WC_WITH_INV;
     imm = *p.ieth;
   }
-  complete_recv(IBV_WC_SUCCESS, static_cast<std::uint32_t>(recv_offset), IBV_WC_RECV, flags, imm,
-                0);
+  complete_recv(IBV_WC_SUCCESS, static_cast<std::uint32_t>(recv_offset), IBV_WC_RECV, flags, imm, 0,
+                p.bth.solicited);
   in_send = false;
   msn = psn_add(msn, 1);
   return Verdict::Ok;
@@ -275,7 +275,7 @@ QpImpl::Verdict QpImpl::execute_write(const wire::IbPacket& p, const wire::Opcod
   if (last_or_only) {
     if (info.has_immediate)
       complete_recv(IBV_WC_SUCCESS, write_total, IBV_WC_RECV_RDMA_WITH_IMM, IBV_WC_WITH_IMM,
-                    htonl(*p.immdt), 0);
+                    htonl(*p.immdt), 0, p.bth.solicited);
     msn = psn_add(msn, 1);
   }
   return Verdict::Ok;
@@ -469,9 +469,10 @@ bool QpImpl::take_recv() {
 }
 
 void QpImpl::complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_opcode op,
-                           unsigned flags, std::uint32_t imm, std::uint32_t src_qp) {
+                           unsigned flags, std::uint32_t imm, std::uint32_t src_qp,
+                           bool solicited) {
   const RecvWqe& r = srq != nullptr ? srq_wqe : rq[rq_head];
-  if (ibv_wc* wc = recv_cq->push()) {
+  if (ibv_wc* wc = recv_cq->push(solicited)) {
     wc->wr_id = r.wr_id;
     wc->status = status;
     wc->opcode = op;
@@ -538,7 +539,7 @@ void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
   else if (f.ipv6)
     std::memcpy(grh.data(), bytes.data() + f.ip_offset, 40);
   if (!scatter_recv(0, grh) || !scatter_recv(wire::kGrhSize, p.payload)) {
-    complete_recv(IBV_WC_LOC_LEN_ERR, 0, IBV_WC_RECV, 0, 0, p.deth->src_qp);
+    complete_recv(IBV_WC_LOC_LEN_ERR, 0, IBV_WC_RECV, 0, 0, p.deth->src_qp, p.bth.solicited);
     return;
   }
   unsigned flags = IBV_WC_GRH;
@@ -548,7 +549,7 @@ void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
     imm = htonl(*p.immdt);
   }
   complete_recv(IBV_WC_SUCCESS, static_cast<std::uint32_t>(wire::kGrhSize + p.payload.size()),
-                IBV_WC_RECV, flags, imm, p.deth->src_qp);
+                IBV_WC_RECV, flags, imm, p.deth->src_qp, p.bth.solicited);
 }
 
 // --- Adaptive routing: the out-of-order window -------------------------------------

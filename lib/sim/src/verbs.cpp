@@ -80,20 +80,57 @@ bool MemoryRegion::contains(std::uint64_t va, std::uint64_t len) const noexcept 
   return va >= iova_ && len <= length_ && va - iova_ <= length_ - len;
 }
 
-CompletionQueue::CompletionQueue(Device& device, int cqe)
-    : device_(&device), ring_(static_cast<std::size_t>(cqe)) {
+CompletionQueue::CompletionQueue(Device& device, int cqe, CompletionChannel* channel)
+    : device_(&device), channel_(channel), ring_(static_cast<std::size_t>(cqe)) {
   raw_.cqe = cqe;
+  raw_.channel = channel != nullptr ? channel->get() : nullptr;
 }
 
-ibv_wc* CompletionQueue::push() noexcept {
+ibv_wc* CompletionQueue::push(bool solicited) noexcept {
   if (count_ == ring_.size()) {
-    overrun_ = true;
+    overrun_ = true;  // rxe raises IB_EVENT_CQ_ERR and fires no completion event
     return nullptr;
   }
   ibv_wc& wc = ring_[ring_slot(head_ + count_, ring_.size())];  // count_ < size
   ++count_;
   wc = ibv_wc{};
+  // rxe_cq_post(): an arm for the next completion, or for a solicited one
+  // and this one is, fires one event and disarms.
+  if (notify_ == Notify::Next || (notify_ == Notify::Solicited && solicited)) {
+    notify_ = Notify::None;
+    if (channel_ != nullptr) channel_->fire(this);
+  }
   return &wc;
+}
+
+int CompletionQueue::req_notify(bool solicited_only) noexcept {
+  // rxe_req_notify_cq(): a pending "next completion" arm is not narrowed
+  // to solicited ones.
+  if (notify_ != Notify::Next) notify_ = solicited_only ? Notify::Solicited : Notify::Next;
+  return 0;
+}
+
+int CompletionQueue::ack_events(unsigned n) noexcept {
+  if (events_acked_ + n > events_read_) return EINVAL;
+  events_acked_ += n;
+  return 0;
+}
+
+int CompletionQueue::modify_moderation(std::uint16_t /*count*/,
+                                       std::uint16_t /*period_us*/) noexcept {
+  return EOPNOTSUPP;
+}
+
+CompletionQueue* CompletionChannel::get_event() noexcept {
+  if (events_.empty()) return nullptr;
+  CompletionQueue* cq = events_.front();
+  events_.pop_front();
+  ++cq->events_read_;
+  return cq;
+}
+
+void CompletionChannel::forget(const CompletionQueue* cq) noexcept {
+  std::erase(events_, cq);
 }
 
 int CompletionQueue::poll_now(int n, ibv_wc* wc) noexcept {
@@ -152,19 +189,37 @@ int Device::dealloc_pd(ProtectionDomain* pd) {
   return erase_owned(pds_, pd) ? 0 : EINVAL;
 }
 
-CompletionQueue* Device::create_cq(int cqe) {
-  if (cqe < 1 || cqe > limits_.max_cqe) {
+CompletionQueue* Device::create_cq(int cqe, CompletionChannel* channel) {
+  if (cqe < 1 || cqe > limits_.max_cqe || (channel != nullptr && channel->device_ != this)) {
     errno = EINVAL;
     return nullptr;
   }
-  cqs_.push_back(std::make_unique<CompletionQueue>(*this, cqe));
+  cqs_.push_back(std::make_unique<CompletionQueue>(*this, cqe, channel));
+  if (channel != nullptr) ++channel->users_;
   return cqs_.back().get();
 }
 
 int Device::destroy_cq(CompletionQueue* cq) {
   if (cq == nullptr || cq->device_ != this) return EINVAL;
-  if (cq->users_ > 0) return EBUSY;
-  return erase_owned(cqs_, cq) ? 0 : EINVAL;
+  if (cq->users_ > 0 || cq->events_acked_ != cq->events_read_) return EBUSY;
+  CompletionChannel* channel = cq->channel_;
+  if (!erase_owned(cqs_, cq)) return EINVAL;
+  if (channel != nullptr) {
+    channel->forget(cq);
+    --channel->users_;
+  }
+  return 0;
+}
+
+CompletionChannel* Device::create_comp_channel() {
+  channels_.push_back(std::make_unique<CompletionChannel>(*this));
+  return channels_.back().get();
+}
+
+int Device::destroy_comp_channel(CompletionChannel* channel) {
+  if (channel == nullptr || channel->device_ != this) return EINVAL;
+  if (channel->users_ > 0) return EBUSY;
+  return erase_owned(channels_, channel) ? 0 : EINVAL;
 }
 
 // --- ProtectionDomain -----------------------------------------------------------

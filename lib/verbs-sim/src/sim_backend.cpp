@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <map>
 
 #include "cm_sim.hpp"
 #include "rdmalab/sim/device.hpp"
@@ -76,10 +77,48 @@ class SimAh final : public AddressHandle {
   sim::AddressHandle& ah_;
 };
 
+class SimCompChannel final : public CompChannel {
+ public:
+  SimCompChannel(sim::Device& dev, sim::CompletionChannel& ch) : dev_(dev), ch_(ch) {}
+  ~SimCompChannel() override {
+    if (const int rc = dev_.destroy_comp_channel(&ch_); rc != 0)
+      report_destroy_failure("ibv_destroy_comp_channel", rc);
+  }
+  // Blocking is virtual time passing: the fabric runs, one event at a time,
+  // until the channel has an event, nothing is left to happen (then no event
+  // can ever come, and a real program would sleep forever), or `timeout` of
+  // virtual time has passed (a QP retrying RNR forever never lets the
+  // fabric go idle).
+  CompletionQueue* get_event(std::chrono::milliseconds timeout) override {
+    sim::Fabric& f = dev_.fabric();
+    const sim::Time deadline =
+        f.now() + static_cast<sim::Time>(timeout.count()) * sim::kMillisecond;
+    if (!f.run_until([this] { return ch_.pending() > 0; }, deadline)) return nullptr;
+    sim::CompletionQueue* cq = ch_.get_event();
+    const auto it = cqs_.find(cq);
+    return it == cqs_.end() ? nullptr : it->second;
+  }
+  ibv_comp_channel* get() const noexcept override { return ch_.get(); }
+  sim::CompletionChannel& raw() noexcept { return ch_; }
+  // The wrappers of the CQs created on this channel, to answer get_event
+  // with the caller's object.
+  void add(sim::CompletionQueue* cq, CompletionQueue* wrapper) { cqs_[cq] = wrapper; }
+  void remove(const sim::CompletionQueue* cq) noexcept { cqs_.erase(cq); }
+
+ private:
+  sim::Device& dev_;
+  sim::CompletionChannel& ch_;
+  std::map<const sim::CompletionQueue*, CompletionQueue*> cqs_;
+};
+
 class SimCq final : public CompletionQueue {
  public:
-  SimCq(sim::Device& dev, sim::CompletionQueue& cq) : dev_(dev), cq_(cq) {}
+  SimCq(sim::Device& dev, sim::CompletionQueue& cq, SimCompChannel* channel = nullptr)
+      : dev_(dev), cq_(cq), channel_(channel) {
+    if (channel_ != nullptr) channel_->add(&cq_, this);
+  }
   ~SimCq() override {
+    if (channel_ != nullptr) channel_->remove(&cq_);
     if (const int rc = dev_.destroy_cq(&cq_); rc != 0) report_destroy_failure("ibv_destroy_cq", rc);
   }
   int poll(std::span<ibv_wc> out) noexcept override {
@@ -89,11 +128,19 @@ class SimCq final : public CompletionQueue {
   // fabric has nothing left to do.
   bool progress() override { return dev_.fabric().step(); }
   int size() const noexcept override { return cq_.capacity(); }
+  int req_notify(bool solicited_only) noexcept override { return cq_.req_notify(solicited_only); }
+  void ack_events(unsigned n) noexcept override {
+    if (const int rc = cq_.ack_events(n); rc != 0) report_destroy_failure("ibv_ack_cq_events", rc);
+  }
+  int moderate(std::uint16_t count, std::uint16_t period_us) noexcept override {
+    return cq_.modify_moderation(count, period_us);
+  }
   sim::CompletionQueue& raw() noexcept { return cq_; }
 
  private:
   sim::Device& dev_;
   sim::CompletionQueue& cq_;
+  SimCompChannel* channel_;
 };
 
 class SimQp final : public QueuePair {
@@ -264,6 +311,22 @@ class SimContext final : public Context {
         check_ptr(dev_.create_cq(cqe), "ibv_create_cq",
                   ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
     return std::make_unique<SimCq>(dev_, *cq);
+  }
+  std::unique_ptr<CompletionQueue> create_cq(int cqe, CompChannel& channel) override {
+    auto* ch = dynamic_cast<SimCompChannel*>(&channel);
+    if (ch == nullptr)
+      throw UsageError("create_cq: the completion channel must be one of this simulated device");
+    errno = 0;
+    sim::CompletionQueue* cq =
+        check_ptr(dev_.create_cq(cqe, &ch->raw()), "ibv_create_cq",
+                  ErrorContext{info_.name, 0, 0, fmt::format("cqe {}, channel", cqe)});
+    return std::make_unique<SimCq>(dev_, *cq, ch);
+  }
+  std::unique_ptr<CompChannel> create_comp_channel() override {
+    errno = 0;
+    sim::CompletionChannel* ch = check_ptr(dev_.create_comp_channel(), "ibv_create_comp_channel",
+                                           ErrorContext{info_.name, 0, 0, {}});
+    return std::make_unique<SimCompChannel>(dev_, *ch);
   }
   // Events are queued while the fabric runs (a CQ is polled): nothing to
   // wait for here.

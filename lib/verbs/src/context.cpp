@@ -1,11 +1,13 @@
 #include "rdmalab/verbs/context.hpp"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstring>
 
 #include "rdmalab/verbs/backend.hpp"
+#include "rdmalab/verbs/error.hpp"
 
 namespace rdmalab::verbs {
 
@@ -59,6 +61,15 @@ std::vector<ibv_wc> CompletionQueue::wait(std::size_t n, std::chrono::millisecon
     if (!progress() || std::chrono::steady_clock::now() >= deadline) break;
   }
   return out;
+}
+
+CompletionQueue& CompChannel::wait_event(std::chrono::milliseconds timeout) {
+  CompletionQueue* cq = get_event(timeout);
+  if (cq == nullptr)
+    throw VerbsError("ibv_get_cq_event", ETIMEDOUT,
+                     ErrorContext{{}, 0, 0, fmt::format("{} ms", timeout.count())},
+                     hint_for("ibv_get_cq_event", ETIMEDOUT));
+  return *cq;
 }
 
 std::optional<BackendChoice> parse_backend_choice(std::string_view s) noexcept {

@@ -114,6 +114,36 @@ constexpr std::array kCatalog{
             "the object still has children: destroy QPs and MRs before their PD, QPs before their "
             "CQs.",
             "该对象仍有子对象：先销毁 QP 和 MR 再销毁 PD，先销毁 QP 再销毁 CQ。"},
+    Message{"hint.post_send_nomem",
+            "the send queue is full. A WR's slot is free again once its completion has been "
+            "polled; an unsignalled WR has none, so only a later signalled WR's completion tells "
+            "that it is done (hardware providers such as mlx5 free its slot only then): signal "
+            "at least one WR in every max_send_wr, poll before posting more, or create the QP "
+            "with a larger max_send_wr.",
+            "发送队列已满。WR 的完成被轮询到之后，它的槽位才重新可用；不带信号的 WR 没有完成，"
+            "只有之后某个带信号的 WR 的完成才能说明它已结束（mlx5 等硬件的驱动也只在那时释放"
+            "它的槽位）：每 max_send_wr 个 WR 中至少让一个带信号，继续提交前先轮询，"
+            "或在创建 QP 时增大 max_send_wr。"},
+    Message{"hint.destroy_cq_busy",
+            "a QP still uses the CQ (destroy QPs before their CQs), or completion events read "
+            "with ibv_get_cq_event are not acknowledged: call ibv_ack_cq_events for every one "
+            "(libibverbs' ibv_destroy_cq waits for them, forever if they never come).",
+            "仍有 QP 在使用该 CQ（先销毁 QP 再销毁 CQ），或用 ibv_get_cq_event 读到的完成事件"
+            "尚未确认：对每个事件调用 ibv_ack_cq_events（libibverbs 的 ibv_destroy_cq "
+            "会一直等待，若永远不确认就永远等下去）。"},
+    Message{"hint.channel_busy",
+            "a CQ still uses the completion channel: destroy the CQs created on it first.",
+            "仍有 CQ 在使用该完成通道：先销毁在它上面创建的 CQ。"},
+    Message{"hint.no_cq_event",
+            "no completion event came, and none ever will: was the CQ armed with "
+            "ibv_req_notify_cq after its last event? Armed for solicited completions only, it "
+            "wakes only for a message sent with IBV_SEND_SOLICITED (the SE bit). A completion "
+            "that arrived before the arm fires nothing: poll the CQ after arming, before "
+            "waiting.",
+            "没有收到完成事件，而且永远不会收到：上一个事件之后是否用 ibv_req_notify_cq "
+            "重新启用了 CQ 通知？如果只为请求通知的完成启用，只有带 IBV_SEND_SOLICITED"
+            "（SE 位）发送的消息才会唤醒等待者。启用通知之前到达的完成不会触发事件："
+            "启用通知之后、等待之前，再轮询一次 CQ。"},
     // Work completion status hints, IBTA 11.6.2 and `man ibv_poll_cq`.
     Message{"wc.headline",
             "work completion failed: {0} ({1}), opcode {2}, wr_id {3}, QP 0x{4:06x}, vendor_err "
@@ -222,12 +252,14 @@ const std::array kHints{
     HintRow{"ibv_get_device_list", 0, &M("hint.no_device")},
     HintRow{"ibv_open_device", EACCES, &M("hint.open_device_perm")},
     HintRow{"ibv_open_device", EPERM, &M("hint.open_device_perm")},
-    HintRow{"ibv_post_send", ENOMEM, &M("hint.post_nomem")},
+    HintRow{"ibv_post_send", ENOMEM, &M("hint.post_send_nomem")},
     HintRow{"ibv_post_send", EINVAL, &M("hint.post_inval")},
     HintRow{"ibv_post_recv", ENOMEM, &M("hint.post_nomem")},
     HintRow{"ibv_post_recv", EINVAL, &M("hint.post_inval")},
     HintRow{"ibv_dealloc_pd", EBUSY, &M("hint.busy")},
-    HintRow{"ibv_destroy_cq", EBUSY, &M("hint.busy")},
+    HintRow{"ibv_destroy_cq", EBUSY, &M("hint.destroy_cq_busy")},
+    HintRow{"ibv_destroy_comp_channel", EBUSY, &M("hint.channel_busy")},
+    HintRow{"ibv_get_cq_event", ETIMEDOUT, &M("hint.no_cq_event")},
     HintRow{"rdma_create_event_channel", 0, &M("hint.cm_channel")},
     HintRow{"rdma_resolve_addr", 0, &M("hint.cm_addr")},
     HintRow{"rdma_bind_addr", EADDRNOTAVAIL, &M("hint.cm_addr")},

@@ -62,7 +62,8 @@ class IbvAh final : public AddressHandle {
 
 class IbvCq final : public CompletionQueue {
  public:
-  IbvCq(ibv_cq* cq) : cq_(cq) {}
+  // cq_context names this wrapper: ibv_get_cq_event hands it back.
+  explicit IbvCq(ibv_cq* cq) : cq_(cq) { cq_->cq_context = this; }
   ~IbvCq() override {
     if (const int rc = ibv_destroy_cq(cq_); rc != 0) report_destroy_failure("ibv_destroy_cq", rc);
   }
@@ -71,10 +72,48 @@ class IbvCq final : public CompletionQueue {
   }
   bool progress() override { return true; }  // the NIC progresses on its own
   int size() const noexcept override { return cq_->cqe; }
+  int req_notify(bool solicited_only) noexcept override {
+    return ibv_req_notify_cq(cq_, solicited_only ? 1 : 0);
+  }
+  void ack_events(unsigned n) noexcept override { ibv_ack_cq_events(cq_, n); }
+  int moderate(std::uint16_t count, std::uint16_t period_us) noexcept override {
+    ibv_modify_cq_attr a{};
+    a.attr_mask = IBV_CQ_ATTR_MODERATE;
+    a.moderate.cq_count = count;
+    a.moderate.cq_period = period_us;
+    return ibv_modify_cq(cq_, &a);
+  }
   ibv_cq* get() const noexcept { return cq_; }
 
  private:
   ibv_cq* cq_;
+};
+
+class IbvCompChannel final : public CompChannel {
+ public:
+  IbvCompChannel(ibv_comp_channel* ch, std::string device) : ch_(ch), device_(std::move(device)) {}
+  ~IbvCompChannel() override {
+    if (const int rc = ibv_destroy_comp_channel(ch_); rc != 0)
+      report_destroy_failure("ibv_destroy_comp_channel", rc);
+  }
+  CompletionQueue* get_event(std::chrono::milliseconds timeout) override {
+    // ibv_get_cq_event blocks on the channel's fd: wait on it first, so
+    // that an event that never comes ends in nullptr, not in a hang.
+    pollfd p{ch_->fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    if (ready < 0) check_rc(errno, "poll(comp_channel->fd)", ErrorContext{device_, 0, 0, {}});
+    if (ready == 0) return nullptr;
+    ibv_cq* cq = nullptr;
+    void* context = nullptr;
+    check_rc(ibv_get_cq_event(ch_, &cq, &context) != 0 ? errno : 0, "ibv_get_cq_event",
+             ErrorContext{device_, 0, 0, {}});
+    return static_cast<IbvCq*>(context);
+  }
+  ibv_comp_channel* get() const noexcept override { return ch_; }
+
+ private:
+  ibv_comp_channel* ch_;
+  std::string device_;
 };
 
 class IbvQp final : public QueuePair {
@@ -270,6 +309,20 @@ class IbvContext final : public Context {
     ibv_cq* cq = check_ptr(ibv_create_cq(ctx_, cqe, nullptr, nullptr, 0), "ibv_create_cq",
                            ErrorContext{info_.name, 0, 0, fmt::format("cqe {}", cqe)});
     return std::make_unique<IbvCq>(cq);
+  }
+
+  std::unique_ptr<CompletionQueue> create_cq(int cqe, CompChannel& channel) override {
+    errno = 0;
+    ibv_cq* cq = check_ptr(ibv_create_cq(ctx_, cqe, nullptr, channel.get(), 0), "ibv_create_cq",
+                           ErrorContext{info_.name, 0, 0, fmt::format("cqe {}, channel", cqe)});
+    return std::make_unique<IbvCq>(cq);
+  }
+
+  std::unique_ptr<CompChannel> create_comp_channel() override {
+    errno = 0;
+    ibv_comp_channel* ch = check_ptr(ibv_create_comp_channel(ctx_), "ibv_create_comp_channel",
+                                     ErrorContext{info_.name, 0, 0, {}});
+    return std::make_unique<IbvCompChannel>(ch, info_.name);
   }
 
   std::optional<AsyncEvent> get_async_event(std::chrono::milliseconds timeout) override {

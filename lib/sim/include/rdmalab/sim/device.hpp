@@ -156,7 +156,53 @@ class MemoryWindow {
   QpImpl* qp_ = nullptr;
 };
 
-/// A completion queue (ibv_create_cq) holding up to capacity() completions.
+class CompletionQueue;
+
+/// A completion channel (ibv_create_comp_channel): where the completion
+/// events of the CQs created on it queue up, in the order they fired. The
+/// rules are rdma_rxe's and uverbs' (rxe_cq_post() in
+/// drivers/infiniband/sw/rxe/rxe_cq.c, ib_uverbs_comp_handler() and
+/// ib_uverbs_event_read() in drivers/infiniband/core/uverbs_main.c):
+///   - a CQ fires one event per arm (CompletionQueue::req_notify): the event
+///     disarms it, and a completion on an unarmed CQ fires nothing;
+///   - armed for solicited completions only, it fires on a receive
+///     completion whose message carried the BTH's SE bit, and on a flushed
+///     receive; send completions never count as solicited (rxe posts them
+///     with solicited 0);
+///   - arming does not look at what the CQ holds already: a completion that
+///     came before the arm fires nothing (the re-arm race);
+///   - a completion lost to a full CQ fires nothing.
+class CompletionChannel {
+ public:
+  /// ibv_get_cq_event without blocking: the CQ of the oldest event, counted
+  /// as read on that CQ (CompletionQueue::events_read), or nullptr when no
+  /// event waits. Blocking is the caller's: advance the fabric and ask again.
+  [[nodiscard]] CompletionQueue* get_event() noexcept;
+  /// Events fired and not yet read.
+  [[nodiscard]] std::size_t pending() const noexcept { return events_.size(); }
+  /// The handle a verbs program would pass to ibv_create_cq.
+  [[nodiscard]] ibv_comp_channel* get() noexcept { return &raw_; }
+  /// CQs created on this channel and not destroyed.
+  [[nodiscard]] int users() const noexcept { return users_; }
+
+  explicit CompletionChannel(Device& device) noexcept : device_(&device) {}
+
+ private:
+  friend class CompletionQueue;
+  friend class Device;
+  void fire(CompletionQueue* cq) { events_.push_back(cq); }
+  /// The CQ is being destroyed: its events not read yet go with it (as
+  /// uverbs drops them from the channel's queue).
+  void forget(const CompletionQueue* cq) noexcept;
+
+  Device* device_;
+  ibv_comp_channel raw_{};
+  std::deque<CompletionQueue*> events_;
+  int users_ = 0;
+};
+
+/// A completion queue (ibv_create_cq) holding up to capacity() completions,
+/// optionally on a completion channel (CompletionChannel).
 class CompletionQueue {
  public:
   /// ibv_poll_cq: moves up to n completions into wc and returns how many.
@@ -180,21 +226,50 @@ class CompletionQueue {
   /// on a real device, IBV_EVENT_CQ_ERR).
   [[nodiscard]] bool overrun() const noexcept { return overrun_; }
 
-  CompletionQueue(Device& device, int cqe);
+  /// ibv_req_notify_cq: arms the CQ for its next completion
+  /// (solicited_only false) or its next solicited one (true); one event,
+  /// then it is disarmed. Arming for any completion wins over a pending
+  /// solicited-only arm, as in rxe. Returns 0 (a CQ without a channel may be
+  /// armed: its event goes nowhere, as in uverbs).
+  [[nodiscard]] int req_notify(bool solicited_only) noexcept;
+  /// ibv_ack_cq_events: acknowledges `n` events read from the channel.
+  /// EINVAL when that would acknowledge more than were read.
+  [[nodiscard]] int ack_events(unsigned n) noexcept;
+  /// ibv_modify_cq (CQ moderation): EOPNOTSUPP, as rxe answers. The
+  /// simulator has no moderation model; each armed completion fires at once.
+  [[nodiscard]] int modify_moderation(std::uint16_t count, std::uint16_t period_us) noexcept;
+  /// The channel the CQ was created on (nullptr: none).
+  [[nodiscard]] CompletionChannel* channel() const noexcept { return channel_; }
+  /// True while an arm waits for its completion.
+  [[nodiscard]] bool armed() const noexcept { return notify_ != Notify::None; }
+  /// Events read from the channel (ibv_get_cq_event) and acknowledged.
+  [[nodiscard]] std::uint64_t events_read() const noexcept { return events_read_; }
+  [[nodiscard]] std::uint64_t events_acked() const noexcept { return events_acked_; }
+
+  CompletionQueue(Device& device, int cqe, CompletionChannel* channel = nullptr);
 
  private:
   friend struct Engine;
   friend struct QpImpl;
   friend class Device;
   friend class ProtectionDomain;
+  friend class CompletionChannel;
   /// The next completion's slot, cleared, to be filled in place (filled on
   /// the stack and copied in, it would be read back before its stores
-  /// land); nullptr when the CQ is full, which sets overrun().
-  [[nodiscard]] ibv_wc* push() noexcept;
+  /// land); nullptr when the CQ is full, which sets overrun(). An armed CQ
+  /// fires its event here (`solicited`: the completion counts for a
+  /// solicited-only arm).
+  [[nodiscard]] ibv_wc* push(bool solicited) noexcept;
   void add_user() noexcept { ++users_; }
   void remove_user() noexcept { --users_; }
 
+  enum class Notify : std::uint8_t { None, Solicited, Next };
+
   Device* device_;
+  CompletionChannel* channel_;
+  Notify notify_ = Notify::None;
+  std::uint64_t events_read_ = 0;
+  std::uint64_t events_acked_ = 0;
   ibv_cq raw_{};
   std::vector<ibv_wc> ring_;
   std::size_t head_ = 0;
@@ -464,10 +539,20 @@ class Device {
   /// Asynchronous events waiting to be read.
   [[nodiscard]] std::size_t async_events() const noexcept { return async_events_.size(); }
 
-  /// ibv_create_cq: nullptr with errno EINVAL when cqe < 1 or too large.
-  [[nodiscard]] CompletionQueue* create_cq(int cqe);
+  /// ibv_create_cq: nullptr with errno EINVAL when cqe < 1 or too large,
+  /// or `channel` is not one of this device's.
+  [[nodiscard]] CompletionQueue* create_cq(int cqe, CompletionChannel* channel = nullptr);
   /// ibv_destroy_cq: 0, EBUSY while a QP uses it, EINVAL if not ours.
+  /// EBUSY too while events read from its channel are not acknowledged:
+  /// there libibverbs' ibv_destroy_cq waits for ibv_ack_cq_events, forever
+  /// when the program never acknowledges; the simulator refuses instead of
+  /// hanging.
   [[nodiscard]] int destroy_cq(CompletionQueue* cq);
+  /// ibv_create_comp_channel.
+  [[nodiscard]] CompletionChannel* create_comp_channel();
+  /// ibv_destroy_comp_channel: 0, EBUSY while a CQ uses it, EINVAL if not
+  /// ours.
+  [[nodiscard]] int destroy_comp_channel(CompletionChannel* channel);
 
   Device(Fabric& fabric, HostConfig config, std::uint32_t index);
   ~Device();
@@ -520,6 +605,7 @@ class Device {
   std::uint32_t next_key_ = 1;
   std::vector<std::unique_ptr<ProtectionDomain>> pds_;
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;
+  std::vector<std::unique_ptr<CompletionChannel>> channels_;
   std::unordered_map<std::uint32_t, QpImpl*> qps_;         // by QP number
   std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;   // by key
   std::unordered_map<std::uint32_t, MemoryWindow*> mws_;   // by key index (key >> 8)

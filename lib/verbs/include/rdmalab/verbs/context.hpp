@@ -89,6 +89,13 @@ class Context {
   [[nodiscard]] virtual std::unique_ptr<ProtectionDomain> alloc_pd() = 0;
   /// ibv_create_cq. Throws VerbsError.
   [[nodiscard]] virtual std::unique_ptr<CompletionQueue> create_cq(int cqe) = 0;
+  /// ibv_create_cq on a completion channel: its events (after
+  /// CompletionQueue::req_notify) are read from `channel`, which must
+  /// outlive the CQ. Throws VerbsError.
+  [[nodiscard]] virtual std::unique_ptr<CompletionQueue> create_cq(int cqe,
+                                                                   CompChannel& channel) = 0;
+  /// ibv_create_comp_channel. Throws VerbsError.
+  [[nodiscard]] virtual std::unique_ptr<CompChannel> create_comp_channel() = 0;
   /// ibv_query_device_ex: the limits above. Throws VerbsError.
   [[nodiscard]] virtual DeviceAttrs query_device() const = 0;
 
