@@ -175,8 +175,8 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
       const wire::IbPacket& ib = *rec->decoded.ib;
       const auto* info = wire::find_opcode(ib.bth.opcode);
       if (info == nullptr || info->operation != wire::Operation::Write) continue;
-      const bool opens = info->position == wire::Position::First ||
-                         info->position == wire::Position::Only;
+      const bool opens =
+          info->position == wire::Position::First || info->position == wire::Position::Only;
       if (opens) message_psns.insert(ib.bth.psn);
       out.one_reth_each = out.one_reth_each && opens == ib.reth.has_value();
     }

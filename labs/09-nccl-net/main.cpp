@@ -549,8 +549,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
     done_ok = done_ok && m.send_done && m.recv_done;
     for (std::size_t q = 0; q < nqps; ++q) {
       const std::size_t k = q;
-      imm_ok = imm_ok && m.imm[k] == m.size &&
-               m.byte_len[k] == expected_byte_len(m.chunks[k], m.split);
+      imm_ok =
+          imm_ok && m.imm[k] == m.size && m.byte_len[k] == expected_byte_len(m.chunks[k], m.split);
     }
     at_wc = at_wc && m.complete_at_wc && m.recv_done;
     jm.push_back({{"index", i},

@@ -557,9 +557,8 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
     f.flow_label = s.ah_attr.grh.flow_label;
     f.udp_src_port = wire::udp_source_port(q.qpn, s.dest_qp_num);
     // The adaptive-routing window, only when the model is on (set before RTR).
-    q.ar_held.assign(q.options.adaptive_routing ? std::max<std::uint32_t>(1, q.options.ar_window)
-                                                : 0,
-                     {});
+    q.ar_held.assign(
+        q.options.adaptive_routing ? std::max<std::uint32_t>(1, q.options.ar_window) : 0, {});
     q.ar_held_count = 0;
     q.ar_base = 0;
   }
