@@ -81,19 +81,10 @@ struct Tally {
 void open_side(lab::Narrator& n, lab::Environment& env, lab::Endpoint& e,
                std::unique_ptr<verbs::CompChannel>& channel, const std::string& device,
                std::size_t buffer, int cqe, const lab::CommonOptions& o) {
-  const auto port = static_cast<std::uint8_t>(o.ib_port);
   e.ctx = env.backend->open(device);
   const std::string& dev = e.ctx->info().name;
   n.call(fmt::format("ibv_open_device({})", dev), {});
-  const auto gids = e.ctx->gid_table(port);
-  const auto chosen = verbs::choose_gid(gids, o.gid_index);
-  if (!chosen) throw verbs::UsageError(tr(M("no_gid"), dev));
-  e.gid_index = *chosen;
-  for (const auto& g : gids)
-    if (g.index == e.gid_index) {
-      e.gid = g.gid;
-      n.say(tr(M("gid"), dev, g.index, g.to_string(), verbs::gid_type_name(g.type)));
-    }
+  lab::choose_gid(n, e, o);
   e.pd = e.ctx->alloc_pd();
   n.call("ibv_alloc_pd(ctx)", {});
   e.storage.assign((buffer + 7) / 8, 0);

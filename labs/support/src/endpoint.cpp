@@ -104,6 +104,21 @@ Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBack
   return env;
 }
 
+void choose_gid(Narrator& n, Endpoint& e, const CommonOptions& o) {
+  // On RoCE the GID is the IP address the packets carry: the RoCEv2 GID of
+  // an IPv4 address unless -x says otherwise.
+  const std::string& dev = e.ctx->info().name;
+  const auto gids = e.ctx->gid_table(static_cast<std::uint8_t>(o.ib_port));
+  const auto chosen = verbs::choose_gid(gids, o.gid_index);
+  if (!chosen) throw verbs::UsageError(tr(M("no_gid"), dev));
+  e.gid_index = *chosen;
+  for (const auto& g : gids)
+    if (g.index == e.gid_index) {
+      e.gid = g.gid;
+      n.say(tr(M("gid"), dev, g.index, g.to_string(), verbs::gid_type_name(g.type)));
+    }
+}
+
 void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpec& spec,
                    const CommonOptions& o) {
   const auto port_no = static_cast<std::uint8_t>(o.ib_port);
@@ -115,17 +130,7 @@ void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpe
            port.state == IBV_PORT_ACTIVE ? tr(M("active")) : tr(M("inactive")),
            verbs::mtu_bytes(port.active_mtu),
            port.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand"));
-  // On RoCE the GID is the IP address the packets carry: the RoCEv2 GID of
-  // an IPv4 address unless -x says otherwise.
-  const auto gids = e.ctx->gid_table(port_no);
-  const auto chosen = verbs::choose_gid(gids, o.gid_index);
-  if (!chosen) throw verbs::UsageError(tr(M("no_gid"), dev));
-  e.gid_index = *chosen;
-  for (const auto& g : gids)
-    if (g.index == e.gid_index) {
-      e.gid = g.gid;
-      n.say(tr(M("gid"), dev, g.index, g.to_string(), verbs::gid_type_name(g.type)));
-    }
+  choose_gid(n, e, o);
 
   e.pd = e.ctx->alloc_pd();
   n.call("ibv_alloc_pd(ctx)", tr(M("why.pd")));

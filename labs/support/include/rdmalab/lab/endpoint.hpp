@@ -73,6 +73,11 @@ struct EndpointSpec {
   ibv_qp_type type = IBV_QPT_RC;
 };
 
+/// Chooses the GID of e's open device (-x, or the RoCEv2 GID of an IPv4
+/// address) into e.gid_index and e.gid and says which; a UsageError when
+/// there is none.
+void choose_gid(Narrator& n, Endpoint& e, const CommonOptions& o);
+
 /// Opens the device, shows its port and chosen GID, and creates PD, MR, CQ
 /// and QP, narrating each verb and what it returned.
 void open_endpoint(Narrator& n, Environment& env, Endpoint& e, const EndpointSpec& spec,
