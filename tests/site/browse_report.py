@@ -36,14 +36,14 @@ import sys
 import time
 
 try:
-    from selenium import webdriver
-    from selenium.common.exceptions import TimeoutException, WebDriverException
-    from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError as e:
     sys.exit(f"rdmalab: the report test needs Debian's python3-selenium ({e}); "
              "run scripts/install-deps.sh")
+
+from headless import severe_logs, start_browser
 
 # A plain RC capture, the congestion/PFC capture (CE, CNPs, pauses, a
 # storm), a NAK with its go-back-N retransmission, and a timeout whose
@@ -67,29 +67,6 @@ def run(cmd):
     if res.returncode not in (0, 1):
         fail(f"{' '.join(cmd)} exited {res.returncode}: {res.stderr}")
     return res.stdout
-
-
-def start_browser():
-    chromedriver = "/usr/bin/chromedriver"
-    if not os.access(chromedriver, os.X_OK):
-        sys.exit("rdmalab: the report test needs Debian's chromium-driver "
-                 f"({chromedriver} is missing); run scripts/install-deps.sh")
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    try:
-        driver = webdriver.Chrome(service=Service(chromedriver), options=options)
-    except WebDriverException as e:
-        sys.exit(f"rdmalab: headless Chromium did not start: {e.msg or e}")
-    driver.set_page_load_timeout(30)
-    return driver
-
-
-def severe_logs(driver):
-    return [entry["message"] for entry in driver.get_log("browser")
-            if entry.get("level") == "SEVERE"]
 
 
 def expected_events(decode_lines):
@@ -250,7 +227,7 @@ def main():
     p.add_argument("--docs")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    driver = start_browser()
+    driver = start_browser("report", 1400, 1000)
     try:
         if args.docs:
             docs_screenshot(driver, args.rdmapcap, args.data, args.out, args.docs)

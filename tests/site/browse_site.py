@@ -37,14 +37,14 @@ import threading
 import time
 
 try:
-    from selenium import webdriver
-    from selenium.common.exceptions import TimeoutException, WebDriverException
-    from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError as e:
     sys.exit(f"rdmalab: the site test needs Debian's python3-selenium ({e}); "
              "run scripts/install-deps.sh")
+
+from headless import severe_logs, start_browser
 
 LANGS = ("en", "zh")
 failures = []
@@ -74,29 +74,6 @@ def start_server(site):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
-
-
-def start_browser():
-    chromedriver = "/usr/bin/chromedriver"
-    if not os.access(chromedriver, os.X_OK):
-        sys.exit("rdmalab: the site test needs Debian's chromium-driver "
-                 f"({chromedriver} is missing); run scripts/install-deps.sh")
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,900"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    try:
-        driver = webdriver.Chrome(service=Service(chromedriver), options=options)
-    except WebDriverException as e:
-        sys.exit(f"rdmalab: headless Chromium did not start: {e.msg or e}")
-    driver.set_page_load_timeout(30)
-    return driver
-
-
-def severe_logs(driver):
-    return [entry["message"] for entry in driver.get_log("browser")
-            if entry.get("level") == "SEVERE"]
 
 
 def wait_loaded(driver):
@@ -227,7 +204,7 @@ def main():
 
     server = start_server(site)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
-    driver = start_browser()
+    driver = start_browser("site", 1280, 900)
     start = time.monotonic()
     try:
         # Every page from disk, with its language switch: the link must name
