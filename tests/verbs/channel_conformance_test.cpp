@@ -9,25 +9,15 @@
 #include <memory>
 #include <vector>
 
+#include "conformance_backend.hpp"
 #include "rdmalab/verbs/backend.hpp"
 #include "rdmalab/verbs/error.hpp"
-#ifdef RDMALAB_CONFORMANCE_SIM
-#include "rdmalab/verbs/sim_backend.hpp"
-#endif
 
 using namespace rdmalab;
 using namespace rdmalab::verbs;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<Backend> make_channel_backend() {
-#ifdef RDMALAB_CONFORMANCE_SIM
-  return make_sim_backend(SimBackendOptions{});
-#else
-  return make_verbs_backend();
-#endif
-}
 
 // One side with a completion channel; members in dependency order (the
 // channel outlives the CQ, the CQ the QP).
@@ -43,7 +33,7 @@ struct ChannelSide {
 };
 
 struct ChannelPair {
-  std::unique_ptr<Backend> backend = make_channel_backend();
+  std::unique_ptr<Backend> backend = conformance::make_backend();
   ChannelSide a, b;
   ChannelPair() {
     std::string na, nb;

@@ -11,25 +11,15 @@
 #include <cstring>
 #include <string>
 
+#include "conformance_backend.hpp"
 #include "rdmalab/verbs/backend.hpp"
 #include "rdmalab/verbs/error.hpp"
-#ifdef RDMALAB_CONFORMANCE_SIM
-#include "rdmalab/verbs/sim_backend.hpp"
-#endif
 
 using namespace rdmalab;
 using namespace rdmalab::verbs;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<Backend> make_backend() {
-#ifdef RDMALAB_CONFORMANCE_SIM
-  return make_sim_backend(SimBackendOptions{});
-#else
-  return make_verbs_backend();
-#endif
-}
 
 std::pair<std::string, std::string> device_names(Backend& b) {
   if (const char* env = std::getenv("RDMALAB_DEVICES"); env != nullptr && *env != '\0') {
@@ -106,7 +96,7 @@ struct Side {
 }  // namespace
 
 TEST_CASE("rdma_cm: listen, resolve, connect, accept, establish; SEND; disconnect") {
-  auto backend = make_backend();
+  auto backend = conformance::make_backend();
   const auto [passive_dev, active_dev] = device_names(*backend);
   const std::string passive_ip = ipv4_of(*backend, passive_dev);
   const std::string active_ip = ipv4_of(*backend, active_dev);
@@ -192,7 +182,7 @@ TEST_CASE("rdma_cm: listen, resolve, connect, accept, establish; SEND; disconnec
 }
 
 TEST_CASE("rdma_cm: a REQ to a port nobody listens on is rejected with reason 8") {
-  auto backend = make_backend();
+  auto backend = conformance::make_backend();
   const auto [passive_dev, active_dev] = device_names(*backend);
   const std::string passive_ip = ipv4_of(*backend, passive_dev);
   const std::string active_ip = ipv4_of(*backend, active_dev);
@@ -212,7 +202,7 @@ TEST_CASE("rdma_cm: a REQ to a port nobody listens on is rejected with reason 8"
 }
 
 TEST_CASE("rdma_cm: wrong use is refused with the verb named") {
-  auto backend = make_backend();
+  auto backend = conformance::make_backend();
   auto ch = backend->create_cm_channel();
   auto id = ch->create_id();
   // No QP attributes before a connection exists.

@@ -13,25 +13,15 @@
 #include <memory>
 #include <vector>
 
+#include "conformance_backend.hpp"
 #include "rdmalab/verbs/backend.hpp"
 #include "rdmalab/verbs/error.hpp"
-#ifdef RDMALAB_CONFORMANCE_SIM
-#include "rdmalab/verbs/sim_backend.hpp"
-#endif
 
 using namespace rdmalab;
 using namespace rdmalab::verbs;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::unique_ptr<Backend> make_backend() {
-#ifdef RDMALAB_CONFORMANCE_SIM
-  return make_sim_backend(SimBackendOptions{});
-#else
-  return make_verbs_backend();
-#endif
-}
 
 std::pair<std::string, std::string> device_names(Backend& b) {
   if (const char* env = std::getenv("RDMALAB_DEVICES"); env != nullptr && *env != '\0') {
@@ -69,7 +59,7 @@ struct RcPair {
 
   explicit RcPair(std::uint8_t rnr_retry = 7, std::uint8_t retry_cnt = 7,
                   ibv_mtu mtu = IBV_MTU_1024) {
-    backend = make_backend();
+    backend = conformance::make_backend();
     const auto [na, nb] = device_names(*backend);
     for (auto [side, name] : {std::pair{&a, na}, std::pair{&b, nb}}) {
       side->ctx = backend->open(name);
@@ -263,7 +253,7 @@ TEST_CASE("RDMA WRITE with a wrong rkey: IBV_WC_REM_ACCESS_ERR") {
 }
 
 TEST_CASE("wrong use fails the way verbs does") {
-  auto backend = make_backend();
+  auto backend = conformance::make_backend();
   auto ctx = backend->open(device_names(*backend).first);
   auto pd = ctx->alloc_pd();
   auto cq = ctx->create_cq(16);
