@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <new>
 #include <unordered_map>
@@ -60,7 +61,9 @@ enum class EventKind : std::uint8_t {
   RnrTimer,
   AckFlush,
   ArTimer,
-  LinkHead
+  LinkHead,
+  SwitchTx,    // a = switch port: try to start its next frame
+  PfcRefresh,  // a = switch port, b = priority: renew a pause sent upstream
 };
 
 struct Event {
@@ -83,11 +86,27 @@ struct Event {
   return i >= size ? i - size : i;
 }
 
+/// A Link's `to` (and an arrival's destination) with this bit set names a
+/// switch port (its index in Engine::sw_ports), not a device.
+inline constexpr std::uint32_t kSwitchNode = 0x80000000U;
+
+/// The PFC state of one priority at a sending port: no frame of it may start
+/// before `until`. `from` is when the current paused interval began (`on`).
+struct PauseTrack {
+  Time until = 0;
+  Time from = 0;
+  bool on = false;
+};
+
 /// One direction of a link with its state.
 struct Link {
   LinkConfig cfg;
   Rng rng;
   Time busy_until = 0;
+  /// PFC: pauses the far end sent to this link's sender, per priority, and
+  /// the QPs (ids) that wait for one to end. Only on a switched fabric.
+  std::array<PauseTrack, kTrafficClasses> pause{};
+  std::vector<std::uint32_t> pause_waiters;
   std::uint64_t offered = 0;  // packets offered so far (for DropRule::Nth)
   std::uint32_t to = 0;       // receiving device index
   std::uint32_t index = 0;    // in Engine::link_list
@@ -439,6 +458,43 @@ struct QpImpl {
   }
 };
 
+/// A frame waiting in a switch's egress queue.
+struct QueuedFrame {
+  std::uint32_t buffer;
+  std::uint32_t length;
+  std::uint32_t in_port;  // the switch port it arrived on (global index)
+  std::uint8_t prio;
+};
+
+/// One port of a switch: its egress queues and link, and the PFC state of
+/// what arrives on it.
+struct SwitchPort {
+  std::uint32_t sw = 0;     // the switch (index in Engine::switches)
+  std::uint32_t local = 0;  // port number on that switch
+  Link* out = nullptr;      // egress: this port -> its peer
+  /// The peer: a device index, or kSwitchNode | the peer switch's port.
+  std::uint32_t peer = 0;
+  std::array<std::deque<QueuedFrame>, kTrafficClasses> q;
+  /// Bytes in the switch's buffer that arrived on this port, per priority.
+  std::array<std::uint64_t, kTrafficClasses> ingress_bytes{};
+  /// Whether this port has paused its upstream, per priority.
+  std::array<bool, kTrafficClasses> xoff{};
+  std::array<std::int64_t, kTrafficClasses> deficit{};
+  std::uint8_t dwrr_next = 0;
+  bool tx_pending = false;  // a SwitchTx event is scheduled
+  SwitchPortStats stats;
+};
+
+struct SwitchImpl {
+  SwitchConfig cfg;
+  std::vector<std::uint32_t> ports;  // global port indices, by local number
+  std::uint64_t used = 0;            // bytes in the shared buffer
+  Rng rng;
+  std::uint64_t hash_seed = 0;
+  /// Equal-cost egress ports (local numbers) towards each device.
+  std::vector<std::vector<std::uint32_t>> routes;
+};
+
 struct Engine {
   explicit Engine(FabricConfig c) : cfg(std::move(c)) {}
 
@@ -495,6 +551,36 @@ struct Engine {
   FabricStats stats;
   std::uint16_t ip_id = 0;
   wire::Frame rx_frame;  // the frame deliver() is handling
+
+  // --- The switched fabric (switch.cpp); all empty back to back. ---
+  std::vector<SwitchImpl> switches;
+  std::vector<SwitchPort> sw_ports;
+  std::vector<std::unique_ptr<Link>> port_links;  // switch egress links
+  /// A device's port to its switch (nullptr: back to back), by device index.
+  std::vector<Link*> host_uplink;
+  std::vector<HostPortStats> host_stats;
+  bool routes_ready = false;
+  std::function<void(const QueueSample&)> queue_probe;
+  /// The priority a NIC gives a frame: from its DSCP, trusted as switches do.
+  std::array<std::uint8_t, 64> nic_dscp_to_prio = SwitchConfig::default_dscp_map();
+
+  [[nodiscard]] bool switched() const noexcept { return !switches.empty(); }
+  Link& new_port_link(const LinkConfig& c, std::uint32_t to, std::uint64_t stream);
+  std::uint32_t add_switch_port(std::uint32_t sw, const LinkConfig& c, std::uint32_t peer);
+  void compute_routes();
+  std::uint32_t device_of_ip(const std::uint8_t* ip, bool v4) const noexcept;
+  /// A frame arrived whole at switch port `port`.
+  void switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_t length);
+  void switch_tx(std::uint32_t port);
+  void kick_port(std::uint32_t port, Time at);
+  void send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta);
+  void pfc_refresh(std::uint32_t port, std::uint8_t prio);
+  /// A pause frame reached the sender of `ln` (a host's port or a switch's).
+  void apply_pause(Link& ln, wire::Bytes frame, std::array<std::uint64_t, kTrafficClasses>& count,
+                   std::array<Time, kTrafficClasses>& duration);
+  /// Puts a frame already in a buffer on a link: serialisation from
+  /// max(now, busy), propagation, loss, jitter; schedules its arrival.
+  void launch(Link& ln, std::uint32_t buffer, std::size_t length);
 
   void push_event(Time t, std::uint64_t s, EventKind kind, std::uint32_t a, std::uint64_t b);
   void schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b);

@@ -7,6 +7,7 @@
 #include "rdmalab/sim/messages.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/opcode.hpp"
+#include "rdmalab/wire/pause.hpp"
 
 namespace rdmalab::sim {
 namespace {
@@ -177,6 +178,14 @@ bool Engine::step() {
     deliver(e.a, static_cast<std::uint32_t>(e.b >> 32), static_cast<std::size_t>(e.b & 0xFFFFFFFF));
     return true;
   }
+  if (e.kind == EventKind::SwitchTx) {
+    switch_tx(e.a);
+    return true;
+  }
+  if (e.kind == EventKind::PfcRefresh) {
+    pfc_refresh(e.a, static_cast<std::uint8_t>(e.b));
+    return true;
+  }
   QpImpl* qp = e.a < qps.size() ? qps[e.a] : nullptr;
   if (qp == nullptr) return true;  // destroyed since
   switch (e.kind) {
@@ -189,12 +198,16 @@ bool Engine::step() {
     case EventKind::AckFlush: qp->flush_ack(); break;
     case EventKind::ArTimer: qp->on_ar_timer(e.b); break;
     case EventKind::Arrival:
-    case EventKind::LinkHead: break;
+    case EventKind::LinkHead:
+    case EventKind::SwitchTx:
+    case EventKind::PfcRefresh: break;
   }
   return true;
 }
 
 Link& Engine::link(std::uint32_t from, std::uint32_t to) {
+  // On a switched fabric a host's frames all leave through its one port.
+  if (from < host_uplink.size() && host_uplink[from] != nullptr) return *host_uplink[from];
   auto& slot = links[link_key(from, to)];
   if (!slot) {
     slot = std::make_unique<Link>();
@@ -341,8 +354,13 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   ++stats.packets_sent;
   stats.payload_bytes_sent += spec.packet.payload.size();
 
-  // Serialisation on the sender's port, one frame at a time.
-  const Time start = std::max(now, ln.busy_until);
+  // Serialisation on the sender's port, one frame at a time; on a switched
+  // fabric not while the switch has paused this frame's priority (the QP
+  // waits for the pause to end, see QpImpl::pump; this keeps a response
+  // queued in the meantime from overtaking the pause).
+  Time start = std::max(now, ln.busy_until);
+  if (!host_uplink.empty())
+    start = std::max(start, ln.pause[nic_dscp_to_prio[spec.traffic_class >> 2] & 7].until);
   if (n != ln.ser_bytes || ln.cfg.rate_bps != ln.ser_rate) {
     // A division in doubles: worth keeping for the next frame of this size.
     ln.ser_bytes = n;
@@ -433,10 +451,42 @@ void Engine::flush_capture(Time until) {
   }
 }
 
+void Engine::launch(Link& ln, std::uint32_t buffer, std::size_t length) {
+  const Time start = std::max(now, ln.busy_until);
+  if (length != ln.ser_bytes || ln.cfg.rate_bps != ln.ser_rate) {
+    ln.ser_bytes = length;
+    ln.ser_rate = ln.cfg.rate_bps;
+    ln.ser_ns = static_cast<Time>(static_cast<double>((length + kWireOverhead) * 8) * 1e9 /
+                                  ln.cfg.rate_bps);
+  }
+  ln.busy_until = start + std::max<Time>(ln.ser_ns, 1);
+  ++ln.offered;
+  if (ln.rng.chance(ln.cfg.loss)) {
+    ++stats.packets_dropped;
+    release_buffer(buffer);
+    return;
+  }
+  const Time arrival = ln.busy_until + ln.cfg.delay_ns + ln.rng.upto(ln.cfg.jitter_ns);
+  schedule_arrival(ln, arrival, buffer, (std::uint64_t{ln.to} << 32) | length);
+}
+
 void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
+  if ((dev & kSwitchNode) != 0) {
+    switch_receive(dev & ~kSwitchNode, buf, length);
+    return;
+  }
   const wire::Bytes bytes(buffers[buf].get(), length);
   // At the receiving port frames are seen as they arrive, reordered or not.
   if (pcap && cfg.capture_point == CapturePoint::ReceiverPort) capture_frame(now, bytes);
+  // A pause frame from the switch stops the host's port (its NIC takes it;
+  // the hosts' software never sees one).
+  if (length >= 14 && wire::load_be16(bytes.data() + 12) == wire::kEthMacControl) {
+    if (dev < host_uplink.size() && host_uplink[dev] != nullptr)
+      apply_pause(*host_uplink[dev], bytes, host_stats[dev].rx_pause,
+                  host_stats[dev].rx_pause_duration);
+    release_buffer(buf);
+    return;
+  }
   // Decoded into a Frame kept for the purpose: a Frame is a few hundred
   // bytes, and deliver() never runs inside another deliver().
   wire::Frame& f = rx_frame;

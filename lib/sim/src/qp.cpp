@@ -40,14 +40,23 @@ void QpImpl::pump() {
     const bool resp_work = !resp.empty() && state != IBV_QPS_RESET && state != IBV_QPS_INIT;
     const bool req_work = !resp_work && requester_can_send();
     if (!resp_work && !req_work) return;
-    const Link& ln = egress_link(wqe_at(tx_index));
+    Link& ln = egress_link(wqe_at(tx_index));
     // A NIC queues a few packets ahead of the wire: while the port's backlog
     // is under kTxLookahead the next packet is built now and serialised when
     // the port is free (its capture timestamp is that later time). This
     // keeps one wake-up per batch of small packets instead of one per packet.
     // With a per-packet NIC time (a software NIC) packets are built one by one.
     const Time lookahead = device->config().tx_packet_ns == 0 ? kTxLookahead : 0;
-    const Time t = std::max(ln.busy_until - lookahead, next_tx);
+    Time t = std::max(ln.busy_until - lookahead, next_tx);
+    // PFC: while the switch has paused this QP's priority nothing new is
+    // built; an XON wakes the QP early (Engine::apply_pause).
+    if (!engine->host_uplink.empty()) {
+      const PauseTrack& pause = ln.pause[engine->nic_dscp_to_prio[spec.traffic_class >> 2] & 7];
+      if (pause.until > engine->now) {
+        t = std::max(t, pause.until);
+        ln.pause_waiters.push_back(id);
+      }
+    }
     if (t > engine->now) {
       tx_scheduled = true;
       engine->schedule(t, EventKind::QpTx, id, 0);

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmalab/sim/switch.hpp"
 #include "rdmalab/wire/frame.hpp"
 
 namespace rdmalab::capture {
@@ -198,7 +199,28 @@ class Fabric {
 
   /// The model of the direction from -> to (created from the default on
   /// first use). Change it at any time; it applies to packets sent later.
+  /// Once `from` is connected to a switch, this is its port's link to the
+  /// switch, whatever `to` is.
   LinkConfig& link(const Device& from, const Device& to);
+
+  /// Adds a switch (see switch.hpp). Its ports are made by connect().
+  SwitchId add_switch(const SwitchConfig& config);
+  /// Joins a host's port to a new port of `sw` by a link, the same model in
+  /// both directions. From now on everything the host sends goes to the
+  /// switch. A host has one port. Connect before QPs are set up.
+  void connect(Device& host, SwitchId sw, const LinkConfig& link);
+  /// Joins two switches by a link (a new port on each).
+  void connect(SwitchId a, SwitchId b, const LinkConfig& link);
+  [[nodiscard]] std::size_t switch_count() const noexcept;
+  [[nodiscard]] const SwitchConfig& switch_config(SwitchId sw) const;
+  [[nodiscard]] std::size_t switch_ports(SwitchId sw) const;
+  /// The counters of a switch's port `port` (numbered in connect() order).
+  [[nodiscard]] SwitchPortStats switch_port_stats(SwitchId sw, std::size_t port) const;
+  /// The PFC counters of a host's port (zero for a host on no switch).
+  [[nodiscard]] HostPortStats host_port_stats(const Device& host) const;
+  /// Calls `probe` for every frame a switch queues, sends or drops (an empty
+  /// function stops it). For time series of queue lengths.
+  void on_queue(std::function<void(const QueueSample&)> probe);
 
   /// Writes every frame put on the wire to a pcap file with nanosecond
   /// virtual timestamps. snaplen 0 keeps whole frames; a small snap length

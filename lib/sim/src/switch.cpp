@@ -1,0 +1,540 @@
+// The switched fabric: switch ports and their queues, the shared buffer,
+// ECN marking, PFC and routing (see include/rdmalab/sim/switch.hpp for the
+// model and where it is simpler than a switch ASIC).
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "engine.hpp"
+#include "rdmalab/wire/bytes.hpp"
+#include "rdmalab/wire/pause.hpp"
+
+namespace rdmalab::sim {
+namespace {
+
+constexpr std::uint16_t kEtherVlan = 0x8100;
+constexpr std::uint16_t kEtherIpv4 = 0x0800;
+constexpr std::uint16_t kEtherIpv6 = 0x86DD;
+constexpr std::uint8_t kProtoUdp = 17;
+// ECN codepoints (RFC 3168): the low two bits of the IPv4 TOS / IPv6
+// traffic class.
+constexpr std::uint8_t kEcnCe = 3;
+// A pause sent upstream lasts 0xFFFF quanta and is renewed when half of it
+// has passed, as switches do, so that it never lapses while the port is
+// still above its XON threshold.
+constexpr std::uint16_t kXoffQuanta = 0xFFFF;
+
+/// What a switch needs from a frame's headers.
+struct L3View {
+  std::size_t ip = 0;  // offset of the IP header
+  bool v4 = true;
+  std::uint8_t tos = 0;  // DSCP << 2 | ECN
+  std::uint16_t sport = 0;
+  std::uint16_t dport = 0;
+  std::uint8_t proto = 0;
+};
+
+bool view_l3(const std::uint8_t* f, std::size_t n, L3View& v) noexcept {
+  if (n < 14) return false;
+  std::size_t off = 12;
+  std::uint16_t type = wire::load_be16(f + off);
+  if (type == kEtherVlan) {
+    if (n < 18) return false;
+    off += 4;
+    type = wire::load_be16(f + off);
+  }
+  v.ip = off + 2;
+  std::size_t l4 = 0;
+  if (type == kEtherIpv4) {
+    if (n < v.ip + 20) return false;
+    v.v4 = true;
+    v.tos = f[v.ip + 1];
+    v.proto = f[v.ip + 9];
+    l4 = v.ip + static_cast<std::size_t>(f[v.ip] & 0x0F) * 4;
+  } else if (type == kEtherIpv6) {
+    if (n < v.ip + 40) return false;
+    v.v4 = false;
+    v.tos = static_cast<std::uint8_t>(((f[v.ip] & 0x0F) << 4) | (f[v.ip + 1] >> 4));
+    v.proto = f[v.ip + 6];
+    l4 = v.ip + 40;
+  } else {
+    return false;
+  }
+  if (v.proto == kProtoUdp && n >= l4 + 4) {
+    v.sport = wire::load_be16(f + l4);
+    v.dport = wire::load_be16(f + l4 + 2);
+  }
+  return true;
+}
+
+// Sets the ECN field of the frame's IP header to CE; IPv4's header checksum
+// follows (the ICRC masks these bits).
+void mark_ce(std::uint8_t* f, const L3View& v) noexcept {
+  if (v.v4) {
+    f[v.ip + 1] = static_cast<std::uint8_t>(f[v.ip + 1] | kEcnCe);
+    f[v.ip + 10] = 0;
+    f[v.ip + 11] = 0;
+    const std::size_t ihl = static_cast<std::size_t>(f[v.ip] & 0x0F) * 4;
+    const std::uint16_t c = wire::ipv4_checksum(wire::Bytes(f + v.ip, ihl));
+    f[v.ip + 10] = static_cast<std::uint8_t>(c >> 8);
+    f[v.ip + 11] = static_cast<std::uint8_t>(c);
+  } else {
+    f[v.ip + 1] = static_cast<std::uint8_t>(f[v.ip + 1] | (kEcnCe << 4));
+  }
+}
+
+std::uint64_t mix64(std::uint64_t x) noexcept {
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDull;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ull;
+  return x ^ (x >> 33);
+}
+
+// The ECMP hash of a frame's 5-tuple (addresses, protocol, UDP ports), with
+// the switch's seed: two switches split the same flows differently, as
+// switches seeded apart do to avoid hash polarisation.
+std::uint64_t flow_hash(const std::uint8_t* f, const L3View& v, std::uint64_t seed) noexcept {
+  std::uint64_t h = seed;
+  const std::size_t addr = v.v4 ? v.ip + 12 : v.ip + 8;
+  const std::size_t len = v.v4 ? 8 : 32;
+  for (std::size_t i = 0; i < len; i += 4) h = mix64(h ^ wire::load_be32(f + addr + i));
+  h = mix64(h ^ (std::uint64_t{v.proto} << 32) ^ (std::uint64_t{v.sport} << 16) ^ v.dport);
+  return h;
+}
+
+// The probability RED marks a frame leaving a queue of q bytes.
+double mark_probability(const EcnConfig& e, std::uint64_t q) noexcept {
+  if (q <= e.kmin_bytes) return 0.0;
+  if (q >= e.kmax_bytes) return 1.0;
+  return e.pmax * static_cast<double>(q - e.kmin_bytes) /
+         static_cast<double>(e.kmax_bytes - e.kmin_bytes);
+}
+
+wire::MacAddress port_mac(std::uint32_t sw, std::uint32_t local) noexcept {
+  // Locally administered (02:...), one per switch port.
+  return {0x02,
+          0x53,
+          0x57,
+          static_cast<std::uint8_t>(sw),
+          static_cast<std::uint8_t>(local >> 8),
+          static_cast<std::uint8_t>(local)};
+}
+
+}  // namespace
+
+// --- Building the fabric ---------------------------------------------------------
+
+Link& Engine::new_port_link(const LinkConfig& c, std::uint32_t to, std::uint64_t stream) {
+  port_links.push_back(std::make_unique<Link>());
+  Link& ln = *port_links.back();
+  ln.cfg = c;
+  Rng mix(cfg.seed ^ ((stream + 1) * 0xD1B54A32D192ED03ull));
+  ln.rng = Rng(mix.next());
+  ln.to = to;
+  ln.index = static_cast<std::uint32_t>(link_list.size());
+  link_list.push_back(&ln);
+  return ln;
+}
+
+std::uint32_t Engine::add_switch_port(std::uint32_t sw, const LinkConfig& c, std::uint32_t peer) {
+  const auto id = static_cast<std::uint32_t>(sw_ports.size());
+  SwitchPort p;
+  p.sw = sw;
+  p.local = static_cast<std::uint32_t>(switches[sw].ports.size());
+  p.peer = peer;
+  // The switch's egress link: a random stream of its own, derived from the
+  // port's index (ports are made in a fixed order: deterministic).
+  p.out = &new_port_link(c, peer, (std::uint64_t{1} << 40) | id);
+  switches[sw].ports.push_back(id);
+  sw_ports.push_back(std::move(p));
+  routes_ready = false;
+  return id;
+}
+
+SwitchId Fabric::add_switch(const SwitchConfig& config) {
+  Engine& e = *engine_;
+  SwitchImpl s;
+  s.cfg = config;
+  const auto index = static_cast<std::uint32_t>(e.switches.size());
+  if (s.cfg.name.empty()) s.cfg.name = "sw" + std::to_string(index);
+  Rng mix(e.cfg.seed ^ ((index + 1) * 0xA24BAED4963EE407ull));
+  s.rng = Rng(mix.next());
+  s.hash_seed = mix.next();
+  e.switches.push_back(std::move(s));
+  return SwitchId{index};
+}
+
+void Fabric::connect(Device& host, SwitchId sw, const LinkConfig& link) {
+  Engine& e = *engine_;
+  const std::uint32_t dev = e.device_index(host);
+  if (sw.index >= e.switches.size()) throw std::out_of_range("no such switch");
+  if (e.host_uplink.size() < e.devices.size()) {
+    e.host_uplink.resize(e.devices.size(), nullptr);
+    e.host_stats.resize(e.devices.size());
+  }
+  if (e.host_uplink[dev] != nullptr) throw std::logic_error("host already has its port");
+  const std::uint32_t port = e.add_switch_port(sw.index, link, dev);
+  e.sw_ports[port].stats.peer = host.config().name;
+  e.host_uplink[dev] = &e.new_port_link(link, kSwitchNode | port, dev);
+}
+
+void Fabric::connect(SwitchId a, SwitchId b, const LinkConfig& link) {
+  Engine& e = *engine_;
+  if (a.index >= e.switches.size() || b.index >= e.switches.size() || a.index == b.index)
+    throw std::out_of_range("no such pair of switches");
+  const std::uint32_t pa = e.add_switch_port(a.index, link, 0);
+  const std::uint32_t pb = e.add_switch_port(b.index, link, 0);
+  SwitchPort& x = e.sw_ports[pa];
+  SwitchPort& y = e.sw_ports[pb];
+  x.peer = x.out->to = kSwitchNode | pb;
+  y.peer = y.out->to = kSwitchNode | pa;
+  x.stats.peer = e.switches[b.index].cfg.name + ":" + std::to_string(y.local);
+  y.stats.peer = e.switches[a.index].cfg.name + ":" + std::to_string(x.local);
+}
+
+void Fabric::on_queue(std::function<void(const QueueSample&)> probe) {
+  engine_->queue_probe = std::move(probe);
+}
+
+std::size_t Fabric::switch_count() const noexcept {
+  return engine_->switches.size();
+}
+const SwitchConfig& Fabric::switch_config(SwitchId sw) const {
+  return engine_->switches.at(sw.index).cfg;
+}
+std::size_t Fabric::switch_ports(SwitchId sw) const {
+  return engine_->switches.at(sw.index).ports.size();
+}
+
+namespace {
+// The counters with the paused interval still open added in.
+void close_open_pauses(const Link& ln, Time now, std::array<Time, kTrafficClasses>& duration) {
+  for (std::size_t p = 0; p < kTrafficClasses; ++p)
+    if (ln.pause[p].on) duration[p] += std::min(now, ln.pause[p].until) - ln.pause[p].from;
+}
+}  // namespace
+
+SwitchPortStats Fabric::switch_port_stats(SwitchId sw, std::size_t port) const {
+  const Engine& e = *engine_;
+  const SwitchPort& p = e.sw_ports.at(e.switches.at(sw.index).ports.at(port));
+  SwitchPortStats s = p.stats;
+  close_open_pauses(*p.out, e.now, s.rx_pause_duration);
+  return s;
+}
+
+HostPortStats Fabric::host_port_stats(const Device& host) const {
+  const Engine& e = *engine_;
+  const std::uint32_t dev = e.device_index(host);
+  if (dev >= e.host_uplink.size() || e.host_uplink[dev] == nullptr) return {};
+  HostPortStats s = e.host_stats[dev];
+  close_open_pauses(*e.host_uplink[dev], e.now, s.rx_pause_duration);
+  return s;
+}
+
+// Shortest paths from every switch to every device, by breadth-first search
+// from each device; a switch's equal-cost ports towards a device are those
+// whose peer is one hop nearer to it.
+void Engine::compute_routes() {
+  const std::size_t nd = devices.size();
+  const std::size_t ns = switches.size();
+  constexpr std::uint32_t kFar = std::numeric_limits<std::uint32_t>::max();
+  for (SwitchImpl& s : switches) s.routes.assign(nd, {});
+  std::vector<std::uint32_t> dist(ns);
+  std::vector<std::uint32_t> frontier;
+  std::vector<std::uint32_t> next;
+  for (std::uint32_t d = 0; d < nd; ++d) {
+    std::fill(dist.begin(), dist.end(), kFar);
+    frontier.clear();
+    for (const SwitchPort& p : sw_ports)
+      if (p.peer == d) {
+        dist[p.sw] = 1;
+        frontier.push_back(p.sw);
+      }
+    for (std::uint32_t hop = 1; !frontier.empty(); ++hop) {
+      next.clear();
+      for (const std::uint32_t s : frontier)
+        for (const std::uint32_t pi : switches[s].ports) {
+          const SwitchPort& p = sw_ports[pi];
+          if ((p.peer & kSwitchNode) == 0) continue;
+          const std::uint32_t t = sw_ports[p.peer & ~kSwitchNode].sw;
+          if (dist[t] != kFar) continue;
+          dist[t] = hop + 1;
+          next.push_back(t);
+        }
+      frontier.swap(next);
+    }
+    for (std::uint32_t s = 0; s < ns; ++s) {
+      if (dist[s] == kFar) continue;
+      for (const std::uint32_t pi : switches[s].ports) {
+        const SwitchPort& p = sw_ports[pi];
+        const bool to_d = p.peer == d;
+        const bool nearer =
+            (p.peer & kSwitchNode) != 0 && dist[sw_ports[p.peer & ~kSwitchNode].sw] + 1 == dist[s];
+        if ((dist[s] == 1 && to_d) || (dist[s] > 1 && nearer))
+          switches[s].routes[d].push_back(p.local);
+      }
+    }
+  }
+  routes_ready = true;
+}
+
+std::uint32_t Engine::device_of_ip(const std::uint8_t* ip, bool v4) const noexcept {
+  for (std::uint32_t d = 0; d < devices.size(); ++d) {
+    const wire::IpAddress& a = devices[d]->config().ip;
+    if (a.v4 != v4) continue;
+    // IPv4 addresses are kept IPv4-mapped: the last four bytes.
+    if (std::memcmp(a.bytes.data() + (v4 ? 12 : 0), ip, v4 ? 4 : 16) == 0) return d;
+  }
+  return std::numeric_limits<std::uint32_t>::max();
+}
+
+// --- Forwarding -------------------------------------------------------------------
+
+void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_t length) {
+  std::uint8_t* f = buffers[buffer].get();
+  SwitchPort& in = sw_ports[port];
+  if (length >= 14 && wire::load_be16(f + 12) == wire::kEthMacControl) {
+    apply_pause(*in.out, wire::Bytes(f, length), in.stats.rx_pause, in.stats.rx_pause_duration);
+    release_buffer(buffer);
+    kick_port(port, now);
+    return;
+  }
+  SwitchImpl& sw = switches[in.sw];
+  if (!routes_ready) compute_routes();
+  L3View v;
+  const std::uint32_t dev =
+      view_l3(f, length, v) ? device_of_ip(f + v.ip + (v.v4 ? 16 : 24), v.v4) : ~0U;
+  if (dev >= devices.size() || sw.routes[dev].empty()) {  // nowhere to go
+    ++stats.packets_dropped;
+    release_buffer(buffer);
+    return;
+  }
+  const std::vector<std::uint32_t>& choice = sw.routes[dev];
+  const std::uint8_t tc = sw.cfg.dscp_to_tc[v.tos >> 2] & 7;
+  std::uint32_t local = choice[0];
+  if (choice.size() > 1) {
+    if (sw.cfg.routing == Routing::Ecmp) {
+      local = choice[flow_hash(f, v, sw.hash_seed) % choice.size()];
+    } else {
+      // Adaptive: the eligible port with the fewest bytes queued in this
+      // class; a tie is broken at random.
+      std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+      std::uint32_t ties = 0;
+      for (const std::uint32_t c : choice) {
+        const std::uint64_t q = sw_ports[sw.ports[c]].stats.tc[tc].queue_bytes;
+        if (q < best) {
+          best = q;
+          local = c;
+          ties = 1;
+        } else if (q == best && sw.rng.next() % ++ties == 0) {
+          local = c;
+        }
+      }
+    }
+  }
+  const std::uint32_t out_id = sw.ports[local];
+  SwitchPort& out = sw_ports[out_id];
+  SwitchQueueStats& qs = out.stats.tc[tc];
+  const PfcConfig& pfc = sw.cfg.pfc[tc];
+  bool admit = true;
+  if (pfc.enabled) {
+    if (in.ingress_bytes[tc] + length > pfc.xoff_bytes + pfc.headroom_bytes) {
+      admit = false;
+      ++qs.headroom_overflow;
+    }
+  } else {
+    const std::uint64_t free_bytes =
+        sw.used < sw.cfg.buffer_bytes ? sw.cfg.buffer_bytes - sw.used : 0;
+    admit = static_cast<double>(qs.queue_bytes + length) <=
+            sw.cfg.dynamic_alpha * static_cast<double>(free_bytes);
+  }
+  if (!admit) {
+    ++qs.dropped;
+    ++stats.packets_dropped;
+    if (queue_probe)
+      queue_probe(QueueSample{now, out.sw, out.local, tc, QueueSample::Kind::Drop, qs.queue_bytes,
+                              static_cast<std::uint32_t>(length), false});
+    release_buffer(buffer);
+    return;
+  }
+  out.q[tc].push_back(QueuedFrame{buffer, static_cast<std::uint32_t>(length), port, tc});
+  qs.queue_bytes += length;
+  qs.max_queue_bytes = std::max(qs.max_queue_bytes, qs.queue_bytes);
+  sw.used += length;
+  in.ingress_bytes[tc] += length;
+  if (queue_probe)
+    queue_probe(QueueSample{now, out.sw, out.local, tc, QueueSample::Kind::Enqueue, qs.queue_bytes,
+                            static_cast<std::uint32_t>(length), false});
+  if (pfc.enabled && !in.xoff[tc] && in.ingress_bytes[tc] >= pfc.xoff_bytes) {
+    in.xoff[tc] = true;
+    send_pfc(port, tc, kXoffQuanta);
+  }
+  kick_port(out_id, now);
+}
+
+void Engine::kick_port(std::uint32_t port, Time at) {
+  SwitchPort& p = sw_ports[port];
+  if (p.tx_pending) return;
+  p.tx_pending = true;
+  schedule(std::max(at, now), EventKind::SwitchTx, port, 0);
+}
+
+void Engine::switch_tx(std::uint32_t port) {
+  SwitchPort& p = sw_ports[port];
+  p.tx_pending = false;
+  Link& ln = *p.out;
+  if (ln.busy_until > now) {
+    kick_port(port, ln.busy_until);
+    return;
+  }
+  SwitchImpl& sw = switches[p.sw];
+  // The classes that may send now: something queued and not paused.
+  int pick = -1;
+  Time resume = kForever;
+  std::uint32_t ready = 0;
+  for (int tc = kTrafficClasses - 1; tc >= 0; --tc) {
+    const auto c = static_cast<std::size_t>(tc);
+    if (p.q[c].empty()) continue;
+    if (ln.pause[c].until > now) {
+      resume = std::min(resume, ln.pause[c].until);
+      continue;
+    }
+    ready |= 1U << c;
+    if (pick < 0) pick = tc;  // strict priority: the highest class
+  }
+  if (pick < 0) {
+    if (resume != kForever) kick_port(port, resume);
+    return;
+  }
+  if (sw.cfg.scheduling == Scheduling::Dwrr) {
+    // Deficit round robin over the ready classes, starting after the class
+    // served last; a class with too small a deficit gets its quantum and
+    // waits for the next round.
+    for (;;) {
+      const std::size_t c = p.dwrr_next;
+      if ((ready & (1U << c)) != 0) {
+        const auto need = static_cast<std::int64_t>(p.q[c].front().length);
+        if (p.deficit[c] >= need) {
+          p.deficit[c] -= need;
+          pick = static_cast<int>(c);
+          if (p.q[c].size() == 1) p.deficit[c] = 0;  // an emptied class keeps no credit
+          break;
+        }
+        p.deficit[c] += std::max<std::uint32_t>(sw.cfg.dwrr_quantum[c], 1);
+      }
+      p.dwrr_next = static_cast<std::uint8_t>((c + 1) % kTrafficClasses);
+    }
+  }
+  const auto c = static_cast<std::size_t>(pick);
+  const QueuedFrame qf = p.q[c].front();
+  p.q[c].pop_front();
+  SwitchQueueStats& qs = p.stats.tc[c];
+  qs.queue_bytes -= qf.length;
+  sw.used -= qf.length;
+  ++qs.tx_packets;
+  qs.tx_bytes += qf.length;
+  SwitchPort& in = sw_ports[qf.in_port];
+  in.ingress_bytes[qf.prio] -= qf.length;
+  const PfcConfig& pfc = sw.cfg.pfc[qf.prio];
+  if (in.xoff[qf.prio] && in.ingress_bytes[qf.prio] + pfc.resume_offset_bytes < pfc.xoff_bytes) {
+    in.xoff[qf.prio] = false;
+    send_pfc(qf.in_port, qf.prio, 0);
+  }
+  const EcnConfig& ecn = sw.cfg.ecn[c];
+  std::uint8_t* f = buffers[qf.buffer].get();
+  L3View v;
+  bool marked = false;
+  if (ecn.enabled && view_l3(f, qf.length, v) && (v.tos & 3) != 0 && (v.tos & 3) != kEcnCe &&
+      sw.rng.chance(mark_probability(ecn, qs.queue_bytes))) {
+    mark_ce(f, v);
+    ++qs.ecn_marked;
+    marked = true;
+  }
+  if (queue_probe)
+    queue_probe(QueueSample{now, p.sw, p.local, static_cast<std::uint8_t>(c),
+                            QueueSample::Kind::Dequeue, qs.queue_bytes, qf.length, marked});
+  launch(ln, qf.buffer, qf.length);
+  for (const auto& q : p.q)
+    if (!q.empty()) {
+      kick_port(port, ln.busy_until);
+      break;
+    }
+}
+
+// A pause frame goes out on the port's egress link ahead of any queued
+// frame: after the frame being serialised, if any.
+void Engine::send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta) {
+  SwitchPort& p = sw_ports[port];
+  wire::PauseFrame pf;
+  pf.src = port_mac(p.sw, p.local);
+  pf.dst = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+  pf.opcode = wire::kPfcOpcode;
+  pf.class_enable = static_cast<std::uint16_t>(1U << prio);
+  pf.quanta[prio] = quanta;
+  const std::uint32_t buf = take_buffer();
+  const std::size_t n = wire::encode_pause(pf, {buffers[buf].get(), kFrameBuffer});
+  if (quanta == 0)
+    ++p.stats.tx_xon[prio];
+  else
+    ++p.stats.tx_pause[prio];
+  // A capture at the sender's port shows the pause frames a switch sends to
+  // a host (the host's port sees them); at the receiver's port deliver()
+  // writes them when they arrive.
+  if (pcap && cfg.capture_point == CapturePoint::SenderPort && (p.peer & kSwitchNode) == 0)
+    capture_frame(std::max(now, p.out->busy_until), wire::Bytes(buffers[buf].get(), n));
+  launch(*p.out, buf, n);
+  if (quanta != 0) {
+    // Renewed when half of it has passed, while still above XON.
+    const Time half =
+        wire::pause_quanta_ns(quanta, static_cast<std::uint64_t>(p.out->cfg.rate_bps)) / 2;
+    schedule(now + std::max<Time>(half, 1), EventKind::PfcRefresh, port, prio);
+  }
+}
+
+void Engine::pfc_refresh(std::uint32_t port, std::uint8_t prio) {
+  if (sw_ports[port].xoff[prio]) send_pfc(port, prio, kXoffQuanta);
+}
+
+void Engine::apply_pause(Link& ln, wire::Bytes frame,
+                         std::array<std::uint64_t, kTrafficClasses>& count,
+                         std::array<Time, kTrafficClasses>& duration) {
+  const auto pf = wire::decode_pause(frame, wire::LinkType::Ethernet);
+  if (!pf) return;
+  bool resumed = false;
+  for (std::size_t p = 0; p < kTrafficClasses; ++p) {
+    if (!pf->enabled(p)) continue;
+    PauseTrack& t = ln.pause[p];
+    // Close an interval that ran out before this frame.
+    if (t.on && t.until <= now) {
+      duration[p] += t.until - t.from;
+      t.on = false;
+    }
+    const Time span =
+        wire::pause_quanta_ns(pf->quanta[p], static_cast<std::uint64_t>(ln.cfg.rate_bps));
+    if (span > 0) {
+      ++count[p];
+      if (!t.on) {
+        t.on = true;
+        t.from = now;
+      }
+      t.until = now + span;
+    } else {
+      if (t.on) {
+        duration[p] += now - t.from;
+        t.on = false;
+      }
+      t.until = now;
+      resumed = true;
+    }
+  }
+  if (resumed) {
+    // QPs that wait for the pause to end go now.
+    for (const std::uint32_t id : ln.pause_waiters)
+      if (id < qps.size() && qps[id] != nullptr) schedule(now, EventKind::QpTx, id, 0);
+    ln.pause_waiters.clear();
+  }
+}
+
+}  // namespace rdmalab::sim

@@ -1,0 +1,421 @@
+// The switched fabric: forwarding, tail drops, PFC, ECN marking, ECMP and
+// adaptive routing. Every number checked is derived in the comment above it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/sim/device.hpp"
+#include "rdmalab/wire/icrc.hpp"
+#include "rdmalab/wire/pause.hpp"
+#include "sim_helpers.hpp"
+
+namespace {
+
+using namespace rdmalab;
+
+// Frame sizes at MTU 4096 over IPv4 (Ethernet 14, IPv4 20, UDP 8, BTH 12,
+// ICRC 4): a WRITE First/Only adds a RETH (16) to 4096 bytes of payload,
+// a Middle/Last does not; an ACK carries an AETH (4).
+constexpr std::size_t kWriteFirst = 14 + 20 + 8 + 12 + 16 + 4096 + 4;  // 4170
+constexpr std::size_t kWriteMiddle = 14 + 20 + 8 + 12 + 4096 + 4;      // 4154
+// Preamble, start delimiter and inter-frame gap: 20 bytes on the wire.
+constexpr std::size_t kOverhead = 20;
+// RoCE data in DSCP 26 (traffic class 3 on the default switch map), ECT(0).
+constexpr std::uint8_t kTcLossless = 26 << 2;
+constexpr std::uint8_t kTcEct = (26 << 2) | 2;
+
+// Every frame of a capture, with its timestamp.
+struct Raw {
+  std::int64_t time_ns;
+  std::vector<std::uint8_t> bytes;
+};
+std::vector<Raw> raw_frames(const std::string& path) {
+  std::vector<Raw> out;
+  capture::PcapReader r(path);
+  capture::Packet pk;
+  while (r.next(pk)) out.push_back({pk.time_ns, {pk.data.begin(), pk.data.end()}});
+  return out;
+}
+
+struct Host {
+  sim::Device* dev = nullptr;
+  std::vector<std::uint8_t> buf;
+  sim::ProtectionDomain* pd = nullptr;
+  sim::MemoryRegion* mr = nullptr;
+  sim::CompletionQueue* cq = nullptr;
+};
+
+// A fabric of hosts h0..hN-1 whose RC QPs a test connects pairwise.
+struct Net {
+  explicit Net(sim::FabricConfig fc = {}) : fabric(fc) {}
+
+  Host& add(std::uint8_t n, std::size_t bytes = 1 << 20) {
+    sim::HostConfig h;
+    h.name = "h" + std::to_string(n);
+    h.mac = {0x02, 0, 0, 0, 1, n};
+    h.ip = wire::IpAddress::from_v4({10, 0, 0, n});
+    auto host = std::make_unique<Host>();
+    host->dev = &fabric.add_host(h);
+    host->buf.assign(bytes, 0);
+    host->pd = host->dev->alloc_pd();
+    host->mr = host->pd->reg_mr(host->buf.data(), host->buf.size(),
+                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    host->cq = host->dev->create_cq(4096);
+    hosts.push_back(std::move(host));
+    return *hosts.back();
+  }
+
+  static sim::QueuePair* make_qp(Host& h) {
+    ibv_qp_init_attr ia{};
+    ia.send_cq = h.cq->get();
+    ia.recv_cq = h.cq->get();
+    ia.qp_type = IBV_QPT_RC;
+    ia.cap.max_send_wr = 256;
+    ia.cap.max_recv_wr = 256;
+    ia.cap.max_send_sge = 1;
+    ia.cap.max_recv_sge = 1;
+    return h.pd->create_qp(ia);
+  }
+
+  // INIT -> RTR -> RTS towards `peer`'s QP, with the given IP traffic class.
+  static void bring_up(sim::QueuePair& qp, Host& peer, std::uint32_t dest, std::uint8_t tclass) {
+    ibv_qp_attr at{};
+    at.qp_state = IBV_QPS_INIT;
+    at.port_num = 1;
+    at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    REQUIRE(qp.modify(at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+            0);
+    at = ibv_qp_attr{};
+    at.qp_state = IBV_QPS_RTR;
+    at.path_mtu = IBV_MTU_4096;
+    at.dest_qp_num = dest;
+    at.max_dest_rd_atomic = 1;
+    at.min_rnr_timer = 12;
+    at.ah_attr.is_global = 1;
+    at.ah_attr.grh.dgid = peer.dev->gid(0);
+    at.ah_attr.grh.hop_limit = 64;
+    at.ah_attr.grh.traffic_class = tclass;
+    at.ah_attr.port_num = 1;
+    REQUIRE(qp.modify(at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) ==
+            0);
+    at = ibv_qp_attr{};
+    at.qp_state = IBV_QPS_RTS;
+    at.timeout = 10;  // 4.2 ms
+    at.retry_cnt = 7;
+    at.rnr_retry = 7;
+    at.max_rd_atomic = 1;
+    REQUIRE(qp.modify(at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                              IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+  }
+
+  struct Flow {
+    Host* src;
+    Host* dst;
+    sim::QueuePair* qs;
+    sim::QueuePair* qd;
+  };
+
+  Flow flow(Host& src, Host& dst, std::uint8_t tclass) {
+    Flow f{&src, &dst, make_qp(src), make_qp(dst)};
+    REQUIRE(f.qs != nullptr);
+    REQUIRE(f.qd != nullptr);
+    bring_up(*f.qs, dst, f.qd->qp_num(), tclass);
+    bring_up(*f.qd, src, f.qs->qp_num(), tclass);
+    return f;
+  }
+
+  // A signalled WRITE of `len` bytes from the start of src's buffer to
+  // offset `off` in dst's.
+  static void write(const Flow& f, std::uint64_t off, std::uint32_t len, std::uint64_t id) {
+    ibv_sge sge{f.src->mr->iova(), len, f.src->mr->lkey()};
+    ibv_send_wr wr{};
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = f.dst->mr->iova() + off;
+    wr.wr.rdma.rkey = f.dst->mr->rkey();
+    ibv_send_wr* bad = nullptr;
+    REQUIRE(f.qs->post_send(&wr, &bad) == 0);
+  }
+
+  sim::Fabric fabric;
+  std::vector<std::unique_ptr<Host>> hosts;
+};
+
+sim::LinkConfig link_100g() {
+  sim::LinkConfig l;
+  l.rate_bps = 100e9;
+  l.delay_ns = 1000;
+  return l;
+}
+
+void fill(Host& h, std::uint8_t seed) {
+  for (std::size_t i = 0; i < h.buf.size(); ++i)
+    h.buf[i] = static_cast<std::uint8_t>(seed + i * 13 + (i >> 9));
+}
+
+// N senders WRITE `bytes` each into their own region of one receiver.
+struct Incast {
+  Incast(std::size_t n, const sim::SwitchConfig& sc, std::uint8_t tclass, std::uint64_t seed = 1,
+         sim::CapturePoint tap = sim::CapturePoint::SenderPort, sim::Time jitter_ns = 0)
+      : net([seed, tap] {
+          sim::FabricConfig fc;
+          fc.seed = seed;
+          fc.capture_point = tap;
+          return fc;
+        }()) {
+    sw = net.fabric.add_switch(sc);
+    sim::LinkConfig link = link_100g();
+    link.jitter_ns = jitter_ns;
+    Host& rx = net.add(100, (n + 1) << 20);
+    net.fabric.connect(*rx.dev, sw, link);
+    for (std::size_t i = 0; i < n; ++i) {
+      Host& tx = net.add(static_cast<std::uint8_t>(i + 1));
+      fill(tx, static_cast<std::uint8_t>(i * 31 + 7));
+      net.fabric.connect(*tx.dev, sw, link);
+      flows.push_back(net.flow(tx, rx, tclass));
+    }
+  }
+
+  // Every sender writes `bytes`; true when every WRITE completed well and
+  // the receiver holds exactly what was sent.
+  bool run(std::uint32_t bytes) {
+    for (std::size_t i = 0; i < flows.size(); ++i)
+      Net::write(flows[i], i << 20, bytes, i);  // to i MiB in the receiver's buffer
+    std::size_t done = 0;
+    bool ok = true;
+    net.fabric.run_until(
+        [&] {
+          for (auto& f : flows) {
+            ibv_wc wc{};
+            while (f.src->cq->poll_now(1, &wc) == 1) {
+              ++done;
+              ok = ok && wc.status == IBV_WC_SUCCESS;
+            }
+          }
+          return done == flows.size();
+        },
+        sim::kSecond);
+    if (done != flows.size() || !ok) return false;
+    const Host& rx = *flows[0].dst;
+    for (std::size_t i = 0; i < flows.size(); ++i)
+      if (std::memcmp(rx.buf.data() + (i << 20), flows[i].src->buf.data(), bytes) != 0)
+        return false;
+    return true;
+  }
+
+  std::uint64_t switch_drops() const {
+    std::uint64_t d = 0;
+    for (std::size_t p = 0; p < net.fabric.switch_ports(sw); ++p)
+      for (const auto& q : net.fabric.switch_port_stats(sw, p).tc) d += q.dropped;
+    return d;
+  }
+
+  Net net;
+  sim::SwitchId sw;
+  std::vector<Net::Flow> flows;
+};
+
+}  // namespace
+
+TEST_CASE("a frame crosses a switch: two serialisations and two propagation delays") {
+  // h1 -> switch -> h2, 100 Gb/s, 1 us each way. A 4096-byte WRITE Only is
+  // 4170 bytes, 4190 on the wire: 4190 * 8 / 100 = 335.2 ns, kept as 335 ns.
+  // Store and forward: it leaves h1 at 0, is whole at the switch at
+  // 335 + 1000, leaves after another 335 and is whole at h2 at
+  // 335 + 1000 + 335 + 1000 = 2670 ns.
+  sim::FabricConfig fc;
+  fc.capture_point = sim::CapturePoint::ReceiverPort;
+  Net net(fc);
+  const auto sw = net.fabric.add_switch({});
+  Host& h1 = net.add(1);
+  Host& h2 = net.add(2);
+  net.fabric.connect(*h1.dev, sw, link_100g());
+  net.fabric.connect(*h2.dev, sw, link_100g());
+  const auto f = net.flow(h1, h2, 0);
+  fill(h1, 3);
+  const std::string path = simtest::temp_pcap("switch_hop");
+  net.fabric.start_capture(path);
+  Net::write(f, 0, 4096, 1);
+  const ibv_wc wc = simtest::Pair::poll_one(*h1.cq);
+  CHECK(wc.status == IBV_WC_SUCCESS);
+  net.fabric.stop_capture();
+  CHECK(std::memcmp(h1.buf.data(), h2.buf.data(), 4096) == 0);
+  const auto frames = raw_frames(path);
+  REQUIRE(frames.size() == 2);  // the WRITE at h2, the ACK at h1
+  CHECK(frames[0].bytes.size() == kWriteFirst);
+  CHECK(frames[0].time_ns == 2 * 335 + 2 * 1000);
+  CHECK(net.fabric.switch_port_stats(sw, 1).tc[0].tx_packets == 1);  // the WRITE, to h2
+  CHECK(net.fabric.switch_port_stats(sw, 0).tc[0].tx_packets == 1);  // the ACK, to h1
+  std::remove(path.c_str());
+}
+
+TEST_CASE("lossy incast: the dynamic threshold caps the queue and tail-drops; go-back-N recovers") {
+  // One congested queue q in a buffer of B bytes with alpha = 1 admits a
+  // frame of L bytes while q + L <= B - q (the other queues hold only a few
+  // ACKs), so it never exceeds (B + L) / 2: with B = 200,000 and L <= 4170,
+  // at most 102,085 bytes. Four senders at 100 Gb/s into one 100 Gb/s port
+  // overfill it at once: drops are certain, and every WRITE still completes
+  // with the right bytes, recovered by NAK or timeout.
+  sim::SwitchConfig sc;
+  sc.buffer_bytes = 200'000;
+  Incast inc(4, sc, kTcLossless);
+  CHECK(inc.run(512 * 1024));
+  CHECK(inc.switch_drops() > 0);
+  const auto rx_port = inc.net.fabric.switch_port_stats(inc.sw, 0);
+  CHECK(rx_port.tc[3].max_queue_bytes <= (200'000 + kWriteFirst) / 2);
+  CHECK(rx_port.tc[3].max_queue_bytes > 200'000 / 2 - 2 * kWriteFirst);
+}
+
+TEST_CASE("PFC incast: no drop for any fan-in or seed, and pause frames with the quanta meant") {
+  // Headroom: after an ingress port crosses XOFF, frames keep coming until
+  // the host has heard the pause: the frame being serialised at the switch
+  // (335 ns), 1 us to the host, the host's frame in serialisation and the
+  // 400 ns it builds ahead (335 + 400 ns), and 1 us back: about 3.07 us at
+  // 12.5 bytes/ns = 38.4 KB, plus the frame that crossed: under the 64 KiB
+  // headroom. So no frame is ever dropped, whatever the fan-in. A jitter
+  // of up to 100 ns per hop (under one frame's 335 ns: no reordering) makes
+  // each seed a different interleaving.
+  sim::SwitchConfig sc;
+  sc.pfc[3].enabled = true;
+  for (const std::size_t n : {2UL, 3UL, 5UL, 8UL}) {
+    for (const std::uint64_t seed : {1UL, 7UL}) {
+      CAPTURE(n);
+      CAPTURE(seed);
+      Incast inc(n, sc, kTcLossless, seed, sim::CapturePoint::SenderPort, 100);
+      CHECK(inc.run(256 * 1024));
+      CHECK(inc.switch_drops() == 0);
+      std::uint64_t xoff = 0;
+      std::uint64_t heard = 0;
+      for (std::size_t p = 1; p <= n; ++p)
+        xoff += inc.net.fabric.switch_port_stats(inc.sw, p).tx_pause[3];
+      for (const auto& f : inc.flows)
+        heard += inc.net.fabric.host_port_stats(*f.src->dev).rx_pause[3];
+      // n senders at line rate into one port of the same speed: while all
+      // send, each ingress port gains (1 - 1/n) of its arrivals, so a sender
+      // of 256 KiB leaves 256 KiB x (1 - 1/n) >= 128 KiB queued for n >= 2:
+      // each one crosses XOFF (128 KiB), some pause frame is sent, and
+      // every one sent reaches its host (the links lose nothing here).
+      CHECK(xoff > 0);
+      CHECK(heard == xoff);
+    }
+  }
+}
+
+TEST_CASE("PFC frames on the wire: 802.1Qbb to 01-80-C2-00-00-01, priority 3, XOFF then XON") {
+  sim::SwitchConfig sc;
+  sc.pfc[3].enabled = true;
+  Incast inc(4, sc, kTcLossless);
+  const std::string path = simtest::temp_pcap("switch_pfc");
+  inc.net.fabric.start_capture(path);
+  CHECK(inc.run(256 * 1024));
+  inc.net.fabric.stop_capture();
+  std::size_t xoff = 0;
+  std::size_t xon = 0;
+  for (const auto& fr : raw_frames(path)) {
+    const auto pf = wire::decode_pause(fr.bytes, wire::LinkType::Ethernet);
+    if (!pf) continue;
+    CHECK(pf->pfc());
+    CHECK(pf->dst == wire::MacAddress{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01});
+    CHECK(pf->class_enable == 0x08);
+    CHECK((pf->quanta[3] == 0xFFFF || pf->quanta[3] == 0));
+    ++(pf->quanta[3] != 0 ? xoff : xon);
+  }
+  std::uint64_t sent = 0;
+  std::uint64_t sent_xon = 0;
+  for (std::size_t p = 1; p <= 4; ++p) {
+    sent += inc.net.fabric.switch_port_stats(inc.sw, p).tx_pause[3];
+    sent_xon += inc.net.fabric.switch_port_stats(inc.sw, p).tx_xon[3];
+  }
+  CHECK(xoff == sent);
+  CHECK(xon == sent_xon);
+  // Every pause ends: the queues drain at the end, so each XOFF is followed
+  // by an XON on its port.
+  CHECK(xon >= 1);
+  CHECK(xon <= xoff);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("ECN: the fraction of ECT frames marked CE follows RED's line between Kmin and Kmax") {
+  // RED marks a frame leaving a queue of q bytes with probability
+  // p(q) = 0 (q <= Kmin), Pmax (q - Kmin) / (Kmax - Kmin), 1 (q >= Kmax).
+  // Marks are independent draws, so their count over the frames sent has
+  // mean sum p(q_i) and variance sum p(q_i)(1 - p(q_i)), q_i being the queue
+  // each frame left (reported by the switch). The count must fall within
+  // 4 standard deviations of the mean, for each seed.
+  sim::SwitchConfig sc;
+  sc.ecn[3].enabled = true;
+  // Four senders of 512 KiB into one port: the queue climbs towards
+  // 3/4 x 2 MiB = 1.5 MiB, so Kmin 100 KB .. Kmax 1.6 MB puts most frames on
+  // the sloped part, where each mark is a coin toss.
+  sc.ecn[3].kmin_bytes = 100'000;
+  sc.ecn[3].kmax_bytes = 1'600'000;
+  sc.ecn[3].pmax = 0.5;
+  sc.pfc[3].enabled = true;        // lossless: the queue grows without drops
+  sc.pfc[3].xoff_bytes = 1 << 20;  // 1 MiB: each sender's 512 KiB fits, no pause
+  for (const std::uint64_t seed : {1UL, 2UL, 3UL}) {
+    CAPTURE(seed);
+    Incast inc(4, sc, kTcEct, seed, sim::CapturePoint::SenderPort, 100);
+    double mean = 0;
+    double var = 0;
+    std::uint64_t marked = 0;
+    std::uint64_t ect_sent = 0;
+    inc.net.fabric.on_queue([&](const sim::QueueSample& s) {
+      if (s.kind != sim::QueueSample::Kind::Dequeue || s.port != 0 || s.tc != 3) return;
+      if (s.frame_bytes < kWriteMiddle) return;  // data frames only (ACKs go the other way)
+      const auto q = static_cast<double>(s.queue_bytes);
+      const double p = q <= 100'000 ? 0.0 : q >= 1'600'000 ? 1.0 : 0.5 * (q - 100'000) / 1'500'000;
+      mean += p;
+      var += p * (1 - p);
+      ++ect_sent;
+      if (s.ce_marked) ++marked;
+    });
+    CHECK(inc.run(512 * 1024));
+    CHECK(ect_sent >= 4 * 128);  // 4 x 512 KiB in 4 KiB frames, and resends
+    CHECK(var > 25);             // many frames left on the slope: a test with power
+    CHECK(std::abs(static_cast<double>(marked) - mean) <= 4 * std::sqrt(var));
+    CHECK(inc.net.fabric.switch_port_stats(inc.sw, 0).tc[3].ecn_marked == marked);
+  }
+}
+
+TEST_CASE("ECN marks keep every ICRC valid and the IPv4 header checksum right") {
+  // Kmin 0, Kmax 1 byte: every ECT frame that leaves a non-empty queue is
+  // marked. At the receiver's port each marked frame must carry CE (11b),
+  // a valid IPv4 header checksum (recomputed by the switch) and a valid
+  // ICRC (which masks the ECN bits, so the sender's ICRC still holds).
+  sim::SwitchConfig sc;
+  sc.ecn[3].enabled = true;
+  sc.ecn[3].kmin_bytes = 0;
+  sc.ecn[3].kmax_bytes = 1;
+  sc.pfc[3].enabled = true;
+  Incast inc(3, sc, kTcEct, 1, sim::CapturePoint::ReceiverPort);
+  const std::string path = simtest::temp_pcap("switch_ecn");
+  inc.net.fabric.start_capture(path);
+  CHECK(inc.run(128 * 1024));
+  inc.net.fabric.stop_capture();
+  std::uint64_t ce = 0;
+  for (const auto& fr : raw_frames(path)) {
+    const wire::Frame f = wire::decode_frame(fr.bytes, wire::LinkType::Ethernet, fr.bytes.size());
+    if (!f.is_roce()) continue;
+    REQUIRE(f.ipv4.has_value());
+    CHECK(wire::ipv4_checksum(wire::Bytes(fr.bytes.data() + 14, 20)) == 0);
+    const auto icrc = wire::check_icrc(f, fr.bytes);
+    CHECK((icrc.has_value() && icrc->ok()));
+    if ((fr.bytes[15] & 3) == 3) ++ce;
+  }
+  std::uint64_t marked = 0;  // data to the receiver and, rarely, ACKs queued behind an ACK
+  for (std::size_t p = 0; p < inc.net.fabric.switch_ports(inc.sw); ++p)
+    marked += inc.net.fabric.switch_port_stats(inc.sw, p).tc[3].ecn_marked;
+  CHECK(inc.net.fabric.switch_port_stats(inc.sw, 0).tc[3].ecn_marked > 0);
+  CHECK(ce == marked);
+  CHECK(inc.net.fabric.stats().bad_icrc == 0);
+  std::remove(path.c_str());
+}
