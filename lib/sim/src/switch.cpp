@@ -198,6 +198,11 @@ void Fabric::on_queue(std::function<void(const QueueSample&)> probe) {
   engine_->queue_probe = std::move(probe);
 }
 
+LinkConfig& Fabric::switch_link(SwitchId sw, std::size_t port) {
+  Engine& e = *engine_;
+  return e.sw_ports.at(e.switches.at(sw.index).ports.at(port)).out->cfg;
+}
+
 std::size_t Fabric::switch_count() const noexcept {
   return engine_->switches.size();
 }

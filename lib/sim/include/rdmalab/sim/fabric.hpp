@@ -211,6 +211,9 @@ class Fabric {
   void connect(Device& host, SwitchId sw, const LinkConfig& link);
   /// Joins two switches by a link (a new port on each).
   void connect(SwitchId a, SwitchId b, const LinkConfig& link);
+  /// The link model of a switch port's egress (towards its peer): change
+  /// it to make one path slower or lossy.
+  LinkConfig& switch_link(SwitchId sw, std::size_t port);
   [[nodiscard]] std::size_t switch_count() const noexcept;
   [[nodiscard]] const SwitchConfig& switch_config(SwitchId sw) const;
   [[nodiscard]] std::size_t switch_ports(SwitchId sw) const;

@@ -1,0 +1,59 @@
+// Ready-made fabrics: the presets a lab or a test names in one word.
+//
+//   back-to-back   two hosts joined by a wire (no switch): the default of
+//                  every lab, and today's fabric
+//   star:N         N hosts on one switch
+//   dumbbell:N     N hosts on each of two switches joined by one link (the
+//                  bottleneck)
+//   leaf-spine:LxSxH  a two-tier Clos: L leaves, S spines, every leaf joined
+//                  to every spine, H hosts on each leaf
+//
+// Hosts are named h0, h1, ... in the order of the switches they hang off,
+// with MAC 02:00:00:00:hi:lo and IPv4 address 10.0.hi.lo+1 (hi, lo: the
+// host's number's two bytes).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdmalab/sim/device.hpp"
+#include "rdmalab/sim/fabric.hpp"
+#include "rdmalab/sim/switch.hpp"
+
+namespace rdmalab::sim {
+
+enum class TopologyKind : std::uint8_t { BackToBack, Star, Dumbbell, LeafSpine };
+
+struct TopologySpec {
+  TopologyKind kind = TopologyKind::BackToBack;
+  /// star: the hosts; dumbbell: the hosts on each side.
+  std::size_t hosts = 2;
+  std::size_t leaves = 2;
+  std::size_t spines = 2;
+  std::size_t hosts_per_leaf = 2;
+  /// Host to switch (or, back to back, host to host).
+  LinkConfig host_link;
+  /// Switch to switch (the dumbbell's bottleneck, leaf to spine).
+  LinkConfig fabric_link;
+  SwitchConfig switch_config;
+  /// Template of every host (name, MAC and IP are filled in).
+  HostConfig host;
+
+  /// "back-to-back", "star:8", "dumbbell:4", "leaf-spine:4x2x8"; nullopt
+  /// for anything else (no host count 0, at most 4096 hosts).
+  [[nodiscard]] static std::optional<TopologySpec> parse(std::string_view text);
+  [[nodiscard]] std::size_t host_count() const noexcept;
+};
+
+struct Topology {
+  std::vector<Device*> hosts;
+  std::vector<SwitchId> switches;  // star: 1; dumbbell: left, right; leaves, then spines
+};
+
+/// Builds `spec` on an empty fabric.
+Topology build_topology(Fabric& fabric, const TopologySpec& spec);
+
+}  // namespace rdmalab::sim
