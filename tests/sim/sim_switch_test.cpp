@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/i18n/i18n.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/topology.hpp"
 #include "rdmalab/wire/icrc.hpp"
@@ -317,9 +318,28 @@ TEST_CASE("PFC frames on the wire: 802.1Qbb to 01-80-C2-00-00-01, priority 3, XO
   sc.pfc[3].enabled = true;
   Incast inc(4, sc, kTcLossless);
   const std::string path = simtest::temp_pcap("switch_pfc");
+  const std::string port1 = simtest::temp_pcap("switch_pfc_port1");
   inc.net.fabric.start_capture(path);
+  inc.net.fabric.start_port_capture(inc.sw, 1, port1);
   CHECK(inc.run(256 * 1024));
   inc.net.fabric.stop_capture();
+  inc.net.fabric.stop_port_capture(inc.sw, 1);
+  // The tap on port 1 (sender h1's cable) sees h1's 64 data frames
+  // (256 KiB in 4 KiB) coming in, and the ACKs and pause frames going out.
+  std::size_t data_in = 0;
+  std::size_t pauses_out = 0;
+  for (const auto& fr : raw_frames(port1)) {
+    if (wire::decode_pause(fr.bytes, wire::LinkType::Ethernet)) {
+      ++pauses_out;
+      continue;
+    }
+    const wire::Frame f = wire::decode_frame(fr.bytes, wire::LinkType::Ethernet, fr.bytes.size());
+    if (f.ib && f.ib->payload_length > 0) ++data_in;
+  }
+  const auto p1 = inc.net.fabric.switch_port_stats(inc.sw, 1);
+  CHECK(data_in == 64);
+  CHECK(pauses_out == p1.tx_pause[3] + p1.tx_xon[3]);
+  std::remove(port1.c_str());
   std::size_t xoff = 0;
   std::size_t xon = 0;
   for (const auto& fr : raw_frames(path)) {
@@ -622,4 +642,64 @@ TEST_CASE(
   CAPTURE(other);
   CHECK(same >= 171'600);
   CHECK(other <= 174'600);
+}
+
+TEST_CASE("a topology file builds the fabric it describes; a bad line is named") {
+  const char* text = R"(# two leaves, one spine
+switch leaf0 pfc=3 ecn=3
+switch leaf1 routing=adaptive buffer=4M
+switch spine0
+host a ip=192.168.1.1
+host b            # numbered: the second host, 10.0.0.2
+link a leaf0 rate=25G delay=500ns
+link leaf0 spine0 rate=100G
+link spine0 leaf1
+link leaf1 b
+)";
+  sim::Fabric f;
+  const auto t = sim::load_topology(f, text);
+  REQUIRE(t.hosts.size() == 2);
+  REQUIRE(t.switches.size() == 3);
+  CHECK(t.hosts[0]->config().ip == wire::IpAddress::from_v4({192, 168, 1, 1}));
+  CHECK(t.hosts[1]->config().ip == wire::IpAddress::from_v4({10, 0, 0, 2}));
+  CHECK(f.switch_config(t.switches[0]).pfc[3].enabled);
+  CHECK(f.switch_config(t.switches[0]).ecn[3].enabled);
+  CHECK(f.switch_config(t.switches[1]).routing == sim::Routing::Adaptive);
+  CHECK(f.switch_config(t.switches[1]).buffer_bytes == 4u << 20);
+  CHECK(f.switch_link(t.switches[0], 0).rate_bps == 25e9);  // leaf0 -> a
+  CHECK(f.switch_link(t.switches[0], 0).delay_ns == 500);
+  CHECK(f.switch_link(t.switches[0], 1).rate_bps == 100e9);  // leaf0 -> spine0
+  CHECK(f.switch_ports(t.switches[2]) == 2);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"host a\nrouter r\n", "line 2"},
+      {"switch s\nhost a\nlink a s speed=1G\n", "line 3"},
+      {"switch s\nhost a\nlink a s rate=fast\n", "line 3"},
+      {"switch s\nhost a\nhost a\n", "line 3"},
+      {"host a\nhost b\nlink a b\n", "line 3"},
+      {"switch s\nhost a\nlink a s\nlink a s\n", "line 4"},
+      {"switch s\nlink s t\n", "line 2"},
+      {"switch s pfc=9\n", "line 1"},
+      {"switch s\n", "no host"},
+  };
+  for (const auto& [input, where] : bad) {
+    CAPTURE(input);
+    sim::Fabric g;
+    try {
+      (void)sim::load_topology(g, input);
+      FAIL("accepted");
+    } catch (const sim::TopologyError& e) {
+      CHECK(std::string(e.what()).find(where) != std::string::npos);
+    }
+  }
+  i18n::set_current(i18n::Lang::Zh);
+  sim::Fabric g;
+  try {
+    (void)sim::load_topology(g, "host a\nrouter r\n");
+    FAIL("accepted");
+  } catch (const sim::TopologyError& e) {
+    CHECK(std::string(e.what()) ==
+          "拓扑文件第 2 行：未知语句“router”（应为 switch、host 或 link）");
+  }
+  i18n::set_current(i18n::Lang::En);
 }

@@ -63,7 +63,7 @@ enum class EventKind : std::uint8_t {
   ArTimer,
   LinkHead,
   SwitchTx,    // a = switch port: try to start its next frame
-  PfcRefresh,  // a = switch port, b = priority: renew a pause sent upstream
+  PfcRefresh,  // a = switch port, b = generation << 8 | priority: renew a pause
 };
 
 struct Event {
@@ -348,6 +348,10 @@ struct QpImpl {
   Time ar_deadline = 0;
 
   bool tx_scheduled = false;
+  /// The QpTx event that counts (an XON schedules an earlier one than the
+  /// pump had; the later one is then stale and ignored).
+  std::uint64_t tx_gen = 0;
+  bool pause_wait = false;  // in its link's pause_waiters
   Time next_tx = 0;
   std::vector<std::uint8_t> scratch;  // gather buffer of one MTU
 
@@ -479,10 +483,15 @@ struct SwitchPort {
   std::array<std::uint64_t, kTrafficClasses> ingress_bytes{};
   /// Whether this port has paused its upstream, per priority.
   std::array<bool, kTrafficClasses> xoff{};
+  /// Counts the pause frames sent per priority: a PfcRefresh event for an
+  /// older one is stale.
+  std::array<std::uint32_t, kTrafficClasses> pfc_gen{};
   std::array<std::int64_t, kTrafficClasses> deficit{};
   std::uint8_t dwrr_next = 0;
   bool tx_pending = false;  // a SwitchTx event is scheduled
   SwitchPortStats stats;
+  /// A capture of this port's frames, both ways (Fabric::start_port_capture).
+  std::unique_ptr<capture::PcapWriter> tap;
 };
 
 struct SwitchImpl {
@@ -560,6 +569,10 @@ struct Engine {
   std::vector<Link*> host_uplink;
   std::vector<HostPortStats> host_stats;
   bool routes_ready = false;
+  /// Devices by IPv4 address (host order) and, for IPv6, by all 16 bytes;
+  /// built with the routes.
+  std::unordered_map<std::uint32_t, std::uint32_t> dev_by_v4;
+  std::vector<std::pair<std::array<std::uint8_t, 16>, std::uint32_t>> dev_by_v6;
   std::function<void(const QueueSample&)> queue_probe;
   /// The priority a NIC gives a frame: from its DSCP, trusted as switches do.
   std::array<std::uint8_t, 64> nic_dscp_to_prio = SwitchConfig::default_dscp_map();
@@ -574,7 +587,8 @@ struct Engine {
   void switch_tx(std::uint32_t port);
   void kick_port(std::uint32_t port, Time at);
   void send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta);
-  void pfc_refresh(std::uint32_t port, std::uint8_t prio);
+  /// `what`: the priority, and above bit 8 the pfc_gen of the pause renewed.
+  void pfc_refresh(std::uint32_t port, std::uint64_t what);
   /// A pause frame reached the sender of `ln` (a host's port or a switch's).
   void apply_pause(Link& ln, wire::Bytes frame, std::array<std::uint64_t, kTrafficClasses>& count,
                    std::array<Time, kTrafficClasses>& duration);

@@ -53,6 +53,7 @@ Fabric::~Fabric() {
 Device& Fabric::add_host(const HostConfig& config) {
   auto index = static_cast<std::uint32_t>(engine_->devices.size());
   engine_->devices.push_back(std::make_unique<Device>(*this, config, index));
+  engine_->routes_ready = false;  // a switched fabric learns its address
   return *engine_->devices.back();
 }
 
@@ -183,13 +184,14 @@ bool Engine::step() {
     return true;
   }
   if (e.kind == EventKind::PfcRefresh) {
-    pfc_refresh(e.a, static_cast<std::uint8_t>(e.b));
+    pfc_refresh(e.a, e.b);
     return true;
   }
   QpImpl* qp = e.a < qps.size() ? qps[e.a] : nullptr;
   if (qp == nullptr) return true;  // destroyed since
   switch (e.kind) {
     case EventKind::QpTx:
+      if (e.b != qp->tx_gen) break;  // superseded by an earlier wake-up
       qp->tx_scheduled = false;
       qp->pump();
       break;

@@ -11,6 +11,22 @@ using i18n::Message;
 constexpr std::array kCatalog{
     Message{"capture.close_failed", "could not finish writing the capture: {}",
             "无法写完抓包文件：{}"},
+    Message{"topology.line", "topology file, line {}: {}", "拓扑文件第 {} 行：{}"},
+    Message{"topology.unknown_statement", "unknown statement '{}' (expected switch, host or link)",
+            "未知语句“{}”（应为 switch、host 或 link）"},
+    Message{"topology.missing_name", "'{}' needs a name", "“{}”缺少名称"},
+    Message{"topology.duplicate_name", "the name '{}' is already used", "名称“{}”已被使用"},
+    Message{"topology.bad_option", "'{}' is not a valid option here", "“{}”在这里不是有效的选项"},
+    Message{"topology.bad_value", "'{}' is not a valid value for {}", "“{}”不是 {} 的有效取值"},
+    Message{"topology.link_ends", "a link joins two names: link A B [options]",
+            "link 需要两个名称：link A B [选项]"},
+    Message{"topology.unknown_name", "'{}' is not a host or switch defined above",
+            "“{}”不是前面定义过的主机或交换机"},
+    Message{"topology.bad_link", "a link joins a host to a switch, or two different switches",
+            "link 只能连接主机与交换机，或两台不同的交换机"},
+    Message{"topology.host_linked", "host '{}' already has its link (a host has one port)",
+            "主机“{}”已经有链路了（一台主机只有一个端口）"},
+    Message{"topology.empty", "no host is defined", "没有定义任何主机"},
 };
 
 consteval const Message& M(std::string_view key) {
@@ -21,6 +37,12 @@ consteval const Message& M(std::string_view key) {
 
 std::span<const i18n::Message> catalog() noexcept {
   return kCatalog;
+}
+
+std::string topology_message(std::string_view key, std::string_view a, std::string_view b) {
+  for (const Message& m : kCatalog)
+    if (m.key == key) return i18n::tr(m, a, b);
+  return std::string(key);
 }
 
 std::string capture_close_failed(std::string_view reason) {

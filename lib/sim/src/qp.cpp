@@ -54,12 +54,15 @@ void QpImpl::pump() {
       const PauseTrack& pause = ln.pause[engine->nic_dscp_to_prio[spec.traffic_class >> 2] & 7];
       if (pause.until > engine->now) {
         t = std::max(t, pause.until);
-        ln.pause_waiters.push_back(id);
+        if (!pause_wait) {
+          pause_wait = true;
+          ln.pause_waiters.push_back(id);
+        }
       }
     }
     if (t > engine->now) {
       tx_scheduled = true;
-      engine->schedule(t, EventKind::QpTx, id, 0);
+      engine->schedule(t, EventKind::QpTx, id, ++tx_gen);
       return;
     }
     if (resp_work)

@@ -198,6 +198,22 @@ void Fabric::on_queue(std::function<void(const QueueSample&)> probe) {
   engine_->queue_probe = std::move(probe);
 }
 
+void Fabric::start_port_capture(SwitchId sw, std::size_t port, const std::string& path,
+                                std::uint32_t snaplen) {
+  Engine& e = *engine_;
+  SwitchPort& p = e.sw_ports.at(e.switches.at(sw.index).ports.at(port));
+  p.tap.reset();
+  p.tap = std::make_unique<capture::PcapWriter>(path, wire::LinkType::Ethernet,
+                                                snaplen == 0 ? 262144 : snaplen);
+}
+
+void Fabric::stop_port_capture(SwitchId sw, std::size_t port) {
+  Engine& e = *engine_;
+  SwitchPort& p = e.sw_ports.at(e.switches.at(sw.index).ports.at(port));
+  if (p.tap) p.tap->flush();
+  p.tap.reset();
+}
+
 LinkConfig& Fabric::switch_link(SwitchId sw, std::size_t port) {
   Engine& e = *engine_;
   return e.sw_ports.at(e.switches.at(sw.index).ports.at(port)).out->cfg;
@@ -282,16 +298,26 @@ void Engine::compute_routes() {
       }
     }
   }
+  dev_by_v4.clear();
+  dev_by_v6.clear();
+  for (std::uint32_t d = 0; d < nd; ++d) {
+    const wire::IpAddress& a = devices[d]->config().ip;
+    // IPv4 addresses are kept IPv4-mapped: the last four bytes.
+    if (a.v4)
+      dev_by_v4.emplace(wire::load_be32(a.bytes.data() + 12), d);
+    else
+      dev_by_v6.emplace_back(a.bytes, d);
+  }
   routes_ready = true;
 }
 
 std::uint32_t Engine::device_of_ip(const std::uint8_t* ip, bool v4) const noexcept {
-  for (std::uint32_t d = 0; d < devices.size(); ++d) {
-    const wire::IpAddress& a = devices[d]->config().ip;
-    if (a.v4 != v4) continue;
-    // IPv4 addresses are kept IPv4-mapped: the last four bytes.
-    if (std::memcmp(a.bytes.data() + (v4 ? 12 : 0), ip, v4 ? 4 : 16) == 0) return d;
+  if (v4) {
+    const auto it = dev_by_v4.find(wire::load_be32(ip));
+    return it == dev_by_v4.end() ? std::numeric_limits<std::uint32_t>::max() : it->second;
   }
+  for (const auto& [addr, d] : dev_by_v6)
+    if (std::memcmp(addr.data(), ip, 16) == 0) return d;
   return std::numeric_limits<std::uint32_t>::max();
 }
 
@@ -300,6 +326,7 @@ std::uint32_t Engine::device_of_ip(const std::uint8_t* ip, bool v4) const noexce
 void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_t length) {
   std::uint8_t* f = buffers[buffer].get();
   SwitchPort& in = sw_ports[port];
+  if (in.tap) in.tap->write(now, wire::Bytes(f, length));
   if (length >= 14 && wire::load_be16(f + 12) == wire::kEthMacControl) {
     apply_pause(*in.out, wire::Bytes(f, length), in.stats.rx_pause, in.stats.rx_pause_duration);
     release_buffer(buffer);
@@ -460,6 +487,8 @@ void Engine::switch_tx(std::uint32_t port) {
   if (queue_probe)
     queue_probe(QueueSample{now, p.sw, p.local, static_cast<std::uint8_t>(c),
                             QueueSample::Kind::Dequeue, qs.queue_bytes, qf.length, marked});
+  ++stats.switch_hops;
+  if (p.tap) p.tap->write(std::max(now, ln.busy_until), wire::Bytes(f, qf.length));
   launch(ln, qf.buffer, qf.length);
   for (const auto& q : p.q)
     if (!q.empty()) {
@@ -489,17 +518,25 @@ void Engine::send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quant
   // writes them when they arrive.
   if (pcap && cfg.capture_point == CapturePoint::SenderPort && (p.peer & kSwitchNode) == 0)
     capture_frame(std::max(now, p.out->busy_until), wire::Bytes(buffers[buf].get(), n));
+  ++stats.switch_hops;
+  if (p.tap) p.tap->write(std::max(now, p.out->busy_until), wire::Bytes(buffers[buf].get(), n));
   launch(*p.out, buf, n);
+  const std::uint32_t gen = ++p.pfc_gen[prio];
   if (quanta != 0) {
-    // Renewed when half of it has passed, while still above XON.
+    // Renewed when half of it has passed, while still above XON (an XON
+    // or a newer pause makes this renewal stale).
     const Time half =
         wire::pause_quanta_ns(quanta, static_cast<std::uint64_t>(p.out->cfg.rate_bps)) / 2;
-    schedule(now + std::max<Time>(half, 1), EventKind::PfcRefresh, port, prio);
+    schedule(now + std::max<Time>(half, 1), EventKind::PfcRefresh, port,
+             (std::uint64_t{gen} << 8) | prio);
   }
 }
 
-void Engine::pfc_refresh(std::uint32_t port, std::uint8_t prio) {
-  if (sw_ports[port].xoff[prio]) send_pfc(port, prio, kXoffQuanta);
+void Engine::pfc_refresh(std::uint32_t port, std::uint64_t what) {
+  const auto prio = static_cast<std::uint8_t>(what & 7);
+  const SwitchPort& p = sw_ports[port];
+  if (p.xoff[prio] && p.pfc_gen[prio] == static_cast<std::uint32_t>(what >> 8))
+    send_pfc(port, prio, kXoffQuanta);
 }
 
 void Engine::apply_pause(Link& ln, wire::Bytes frame,
@@ -536,8 +573,13 @@ void Engine::apply_pause(Link& ln, wire::Bytes frame,
   }
   if (resumed) {
     // QPs that wait for the pause to end go now.
-    for (const std::uint32_t id : ln.pause_waiters)
-      if (id < qps.size() && qps[id] != nullptr) schedule(now, EventKind::QpTx, id, 0);
+    for (const std::uint32_t id : ln.pause_waiters) {
+      QpImpl* qp = id < qps.size() ? qps[id] : nullptr;
+      if (qp == nullptr) continue;
+      qp->pause_wait = false;
+      qp->tx_scheduled = true;
+      schedule(now, EventKind::QpTx, id, ++qp->tx_gen);
+    }
     ln.pause_waiters.clear();
   }
 }

@@ -2,7 +2,11 @@
 #include "rdmalab/sim/topology.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <map>
 #include <stdexcept>
+
+#include "rdmalab/sim/messages.hpp"
 
 namespace rdmalab::sim {
 namespace {
@@ -119,6 +123,207 @@ Topology build_topology(Fabric& fabric, const TopologySpec& spec) {
       break;
     }
   }
+  return t;
+}
+
+// --- Topology files --------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void fail(std::size_t line, const std::string& what) {
+  throw TopologyError(topology_message("topology.line", std::to_string(line), what));
+}
+
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+// "100G", "25G", "400M", "1000000000": bits per second.
+std::optional<double> parse_rate(std::string_view v) {
+  double scale = 1;
+  if (!v.empty() && (v.back() == 'K' || v.back() == 'M' || v.back() == 'G')) {
+    scale = v.back() == 'K' ? 1e3 : v.back() == 'M' ? 1e6 : 1e9;
+    v.remove_suffix(1);
+  }
+  std::size_t n = 0;
+  if (!number(v, n)) return std::nullopt;
+  return static_cast<double>(n) * scale;
+}
+
+// "1us", "500ns", "2ms", "0ns": nanoseconds.
+std::optional<Time> parse_delay(std::string_view v) {
+  Time scale = 0;
+  if (v.ends_with("ns")) {
+    scale = 1;
+  } else if (v.ends_with("us")) {
+    scale = kMicrosecond;
+  } else if (v.ends_with("ms")) {
+    scale = kMillisecond;
+  } else {
+    return std::nullopt;
+  }
+  v.remove_suffix(2);
+  if (v == "0") return 0;
+  std::size_t n = 0;
+  if (!number(v, n) || n > 1'000'000'000) return std::nullopt;
+  return static_cast<Time>(n) * scale;
+}
+
+// "16M", "512K", "100000": bytes.
+std::optional<std::uint64_t> parse_bytes(std::string_view v) {
+  std::uint64_t scale = 1;
+  if (!v.empty() && (v.back() == 'K' || v.back() == 'M')) {
+    scale = v.back() == 'K' ? 1024 : 1024 * 1024;
+    v.remove_suffix(1);
+  }
+  std::size_t n = 0;
+  if (!number(v, n) || n > (std::uint64_t{1} << 40) / scale) return std::nullopt;
+  return n * scale;
+}
+
+// "3" or "3,4": a set of classes 0..7.
+std::optional<std::vector<std::size_t>> parse_classes(std::string_view v) {
+  std::vector<std::size_t> out;
+  while (!v.empty()) {
+    const auto comma = v.find(',');
+    const std::string_view one = v.substr(0, comma);
+    if (one.size() != 1 || one[0] < '0' || one[0] > '7') return std::nullopt;
+    out.push_back(static_cast<std::size_t>(one[0] - '0'));
+    v = comma == std::string_view::npos ? std::string_view{} : v.substr(comma + 1);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec& defaults) {
+  struct Entry {
+    bool is_switch;
+    std::size_t index;  // in Topology::hosts or ::switches
+    bool linked = false;
+  };
+  Topology t;
+  std::map<std::string, Entry, std::less<>> names;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    if (const auto hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
+    const auto w = words(line);
+    if (w.empty()) continue;
+    const std::string_view kind = w[0];
+    // key=value options after the names.
+    const std::size_t first_option = kind == "link" ? 3 : 2;
+    std::map<std::string_view, std::string_view> opts;
+    for (std::size_t i = first_option; i < w.size(); ++i) {
+      const auto eq = w[i].find('=');
+      if (eq == std::string_view::npos || eq == 0)
+        fail(line_no, topology_message("topology.bad_option", w[i]));
+      opts[w[i].substr(0, eq)] = w[i].substr(eq + 1);
+    }
+    const auto check_options = [&](std::initializer_list<std::string_view> allowed) {
+      for (const auto& [k, v] : opts)
+        if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+          fail(line_no, topology_message("topology.bad_option", k));
+    };
+    const auto bad_value = [&](std::string_view key) {
+      fail(line_no, topology_message("topology.bad_value", opts[key], key));
+    };
+    if (kind == "switch" || kind == "host") {
+      if (w.size() < 2 || w[1].find('=') != std::string_view::npos)
+        fail(line_no, topology_message("topology.missing_name", kind));
+      const std::string name(w[1]);
+      if (names.contains(name)) fail(line_no, topology_message("topology.duplicate_name", name));
+      if (kind == "switch") {
+        check_options({"routing", "pfc", "ecn", "buffer"});
+        SwitchConfig c = defaults.switch_config;
+        c.name = name;
+        if (opts.contains("routing")) {
+          if (opts["routing"] == "ecmp") {
+            c.routing = Routing::Ecmp;
+          } else if (opts["routing"] == "adaptive") {
+            c.routing = Routing::Adaptive;
+          } else {
+            bad_value("routing");
+          }
+        }
+        if (opts.contains("pfc")) {
+          const auto cls = parse_classes(opts["pfc"]);
+          if (!cls) bad_value("pfc");
+          for (const std::size_t p : *cls) c.pfc[p].enabled = true;
+        }
+        if (opts.contains("ecn")) {
+          const auto cls = parse_classes(opts["ecn"]);
+          if (!cls) bad_value("ecn");
+          for (const std::size_t p : *cls) c.ecn[p].enabled = true;
+        }
+        if (opts.contains("buffer")) {
+          const auto b = parse_bytes(opts["buffer"]);
+          if (!b) bad_value("buffer");
+          c.buffer_bytes = *b;
+        }
+        names.emplace(name, Entry{true, t.switches.size()});
+        t.switches.push_back(fabric.add_switch(c));
+      } else {
+        check_options({"ip"});
+        HostConfig h = host_config(defaults.host, t.hosts.size());
+        h.name = name;
+        if (opts.contains("ip")) {
+          const auto ip = wire::IpAddress::parse(opts["ip"]);
+          if (!ip) bad_value("ip");
+          h.ip = *ip;
+        }
+        names.emplace(name, Entry{false, t.hosts.size()});
+        t.hosts.push_back(&fabric.add_host(h));
+      }
+    } else if (kind == "link") {
+      if (w.size() < 3 || w[1].find('=') != std::string_view::npos ||
+          w[2].find('=') != std::string_view::npos)
+        fail(line_no, topology_message("topology.link_ends"));
+      check_options({"rate", "delay"});
+      auto a = names.find(w[1]);
+      auto b = names.find(w[2]);
+      if (a == names.end()) fail(line_no, topology_message("topology.unknown_name", w[1]));
+      if (b == names.end()) fail(line_no, topology_message("topology.unknown_name", w[2]));
+      if (!a->second.is_switch) std::swap(a, b);  // the host, if any, second
+      if (!a->second.is_switch || (b->second.is_switch && a == b))
+        fail(line_no, topology_message("topology.bad_link"));
+      LinkConfig link = b->second.is_switch ? defaults.fabric_link : defaults.host_link;
+      if (opts.contains("rate")) {
+        const auto r = parse_rate(opts["rate"]);
+        if (!r || *r <= 0) bad_value("rate");
+        link.rate_bps = *r;
+      }
+      if (opts.contains("delay")) {
+        const auto d = parse_delay(opts["delay"]);
+        if (!d) bad_value("delay");
+        link.delay_ns = *d;
+      }
+      const SwitchId sa = t.switches[a->second.index];
+      if (b->second.is_switch) {
+        fabric.connect(sa, t.switches[b->second.index], link);
+      } else {
+        if (b->second.linked) fail(line_no, topology_message("topology.host_linked", b->first));
+        b->second.linked = true;
+        fabric.connect(*t.hosts[b->second.index], sa, link);
+      }
+    } else {
+      fail(line_no, topology_message("topology.unknown_statement", kind));
+    }
+  }
+  if (t.hosts.empty()) throw TopologyError(topology_message("topology.empty"));
   return t;
 }
 

@@ -178,6 +178,7 @@ struct FabricStats {
   std::uint64_t payload_bytes_sent = 0;
   std::uint64_t packets_corrupted = 0;  // a bit flipped on the link
   std::uint64_t bad_icrc = 0;           // dropped by a receiver for it
+  std::uint64_t switch_hops = 0;        // frames a switch sent on (pause frames too)
   std::uint64_t events = 0;
 };
 
@@ -221,6 +222,13 @@ class Fabric {
   [[nodiscard]] SwitchPortStats switch_port_stats(SwitchId sw, std::size_t port) const;
   /// The PFC counters of a host's port (zero for a host on no switch).
   [[nodiscard]] HostPortStats host_port_stats(const Device& host) const;
+  /// A second tap, on one switch port: every frame that arrives on the
+  /// port (stamped when it is whole) and every frame that leaves it (stamped
+  /// when its first bit goes), as a mirror of that cable both ways would
+  /// see them. Throws capture::CaptureError when the file cannot be made.
+  void start_port_capture(SwitchId sw, std::size_t port, const std::string& path,
+                          std::uint32_t snaplen = 0);
+  void stop_port_capture(SwitchId sw, std::size_t port);
   /// Calls `probe` for every frame a switch queues, sends or drops (an empty
   /// function stops it). For time series of queue lengths.
   void on_queue(std::function<void(const QueueSample&)> probe);

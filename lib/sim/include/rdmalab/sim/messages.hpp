@@ -14,6 +14,11 @@ namespace rdmalab::sim {
 /// prints it to stderr rather than throwing).
 [[nodiscard]] std::string capture_close_failed(std::string_view reason);
 
+/// The message `key` ("topology.*") with its arguments (unused ones are
+/// ignored), in the user's language.
+[[nodiscard]] std::string topology_message(std::string_view key, std::string_view a = {},
+                                           std::string_view b = {});
+
 /// This module's messages, for the catalog parity test.
 [[nodiscard]] std::span<const i18n::Message> catalog() noexcept;
 

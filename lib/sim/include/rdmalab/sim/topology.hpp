@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,5 +56,27 @@ struct Topology {
 
 /// Builds `spec` on an empty fabric.
 Topology build_topology(Fabric& fabric, const TopologySpec& spec);
+
+/// A topology file that cannot be built: the message names the line and
+/// what is wrong with it, in the user's language.
+class TopologyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Builds the fabric a topology file describes, one statement per line
+/// ('#' starts a comment):
+///
+///   switch NAME [routing=ecmp|adaptive] [pfc=P,...] [ecn=TC,...] [buffer=BYTES]
+///   host NAME [ip=ADDRESS]
+///   link A B [rate=100G] [delay=1us]
+///
+/// Names are unique; a link joins a host to a switch or two switches (a
+/// host has one link). Rates take K, M, G (bits/s); delays ns, us, ms;
+/// byte counts K, M (x1024). Unset values come from `defaults`: the switch
+/// configuration, the link model (rate, delay) and the host template; a
+/// host without ip= gets 10.0.x.y as the presets number them. Hosts come out
+/// in the order the file names them, switches likewise.
+Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec& defaults = {});
 
 }  // namespace rdmalab::sim
