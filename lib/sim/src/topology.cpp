@@ -71,10 +71,20 @@ std::size_t TopologySpec::host_count() const noexcept {
 }
 
 Topology build_topology(Fabric& fabric, const TopologySpec& spec) {
+  std::vector<Device*> hosts;
+  for (std::size_t i = 0; i < spec.host_count(); ++i)
+    hosts.push_back(&fabric.add_host(host_config(spec.host, i)));
+  return connect_topology(fabric, spec, hosts);
+}
+
+Topology connect_topology(Fabric& fabric, const TopologySpec& spec,
+                          const std::vector<Device*>& hosts) {
+  if (hosts.size() < spec.host_count())
+    throw std::invalid_argument("connect_topology: fewer hosts than the topology has");
   Topology t;
   std::size_t next = 0;
-  const auto add_host = [&]() -> Device& {
-    Device& d = fabric.add_host(host_config(spec.host, next++));
+  const auto host = [&]() -> Device& {
+    Device& d = *hosts[next++];
     t.hosts.push_back(&d);
     return d;
   };
@@ -86,24 +96,23 @@ Topology build_topology(Fabric& fabric, const TopologySpec& spec) {
   };
   switch (spec.kind) {
     case TopologyKind::BackToBack: {
-      Device& a = add_host();
-      Device& b = add_host();
+      Device& a = host();
+      Device& b = host();
       fabric.link(a, b) = spec.host_link;
       fabric.link(b, a) = spec.host_link;
       break;
     }
     case TopologyKind::Star: {
       const SwitchId sw = add_switch("sw0");
-      for (std::size_t i = 0; i < spec.hosts; ++i) fabric.connect(add_host(), sw, spec.host_link);
+      for (std::size_t i = 0; i < spec.hosts; ++i) fabric.connect(host(), sw, spec.host_link);
       break;
     }
     case TopologyKind::Dumbbell: {
       const SwitchId left = add_switch("left");
       const SwitchId right = add_switch("right");
       fabric.connect(left, right, spec.fabric_link);
-      for (std::size_t i = 0; i < spec.hosts; ++i) fabric.connect(add_host(), left, spec.host_link);
-      for (std::size_t i = 0; i < spec.hosts; ++i)
-        fabric.connect(add_host(), right, spec.host_link);
+      for (std::size_t i = 0; i < spec.hosts; ++i) fabric.connect(host(), left, spec.host_link);
+      for (std::size_t i = 0; i < spec.hosts; ++i) fabric.connect(host(), right, spec.host_link);
       break;
     }
     case TopologyKind::LeafSpine: {
@@ -119,7 +128,7 @@ Topology build_topology(Fabric& fabric, const TopologySpec& spec) {
         for (const SwitchId spine : spines) fabric.connect(leaf, spine, spec.fabric_link);
       for (const SwitchId leaf : leaves)
         for (std::size_t h = 0; h < spec.hosts_per_leaf; ++h)
-          fabric.connect(add_host(), leaf, spec.host_link);
+          fabric.connect(host(), leaf, spec.host_link);
       break;
     }
   }

@@ -345,17 +345,24 @@ class SimBackendImpl final : public SimBackend {
  public:
   explicit SimBackendImpl(SimBackendOptions o) : fabric_(o.fabric), seed_(o.fabric.seed) {
     if (o.hosts.empty()) {
-      for (int i = 0; i < 2; ++i) {
+      const std::size_t n = o.topology ? o.topology->host_count() : 2;
+      for (std::size_t i = 0; i < n; ++i) {
         sim::HostConfig h;
         h.name = fmt::format("sim{}", i);
-        h.mac = {0x02, 0x00, 0x00, 0x00, 0x00, static_cast<std::uint8_t>(i + 1)};
-        h.ip = *wire::IpAddress::parse(fmt::format("10.99.0.{}", i + 1));
+        h.mac = {0x02,
+                 0x00,
+                 0x00,
+                 0x00,
+                 static_cast<std::uint8_t>(i >> 8),
+                 static_cast<std::uint8_t>(i + 1)};
+        h.ip = *wire::IpAddress::parse(fmt::format("10.99.{}.{}", (i + 1) >> 8, (i + 1) & 0xFF));
         o.hosts.push_back(h);
       }
     }
     if (o.port_mtu != 0)
       for (auto& h : o.hosts) h.port_mtu = o.port_mtu;
     for (const auto& h : o.hosts) devices_.push_back(&fabric_.add_host(h));
+    if (o.topology) topology_ = sim::connect_topology(fabric_, *o.topology, devices_);
     if (!o.capture_path.empty()) fabric_.start_capture(o.capture_path, o.snaplen);
   }
   BackendKind kind() const noexcept override { return BackendKind::Sim; }
@@ -369,6 +376,7 @@ class SimBackendImpl final : public SimBackend {
       if (name.empty() || d->name() == name) return std::make_unique<SimContext>(*d);
     throw VerbsError("ibv_open_device", ENODEV, ErrorContext{name, 0, 0, {}}, {});
   }
+  const sim::Topology& topology() const noexcept override { return topology_; }
   std::unique_ptr<CmChannel> create_cm_channel() override {
     if (!cm_) cm_ = std::make_unique<sim::cm::Manager>(fabric_, devices_, seed_);
     return make_sim_cm_channel(*cm_);
@@ -387,6 +395,7 @@ class SimBackendImpl final : public SimBackend {
  private:
   sim::Fabric fabric_;
   std::vector<sim::Device*> devices_;
+  sim::Topology topology_;
   std::uint64_t seed_ = 1;
   std::unique_ptr<sim::cm::Manager> cm_;  // after the fabric: destroyed first
 };

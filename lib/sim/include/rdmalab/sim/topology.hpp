@@ -57,6 +57,13 @@ struct Topology {
 /// Builds `spec` on an empty fabric.
 Topology build_topology(Fabric& fabric, const TopologySpec& spec);
 
+/// Builds `spec`'s switches and links around hosts already added (the first
+/// spec.host_count() of `hosts`, in the order build_topology() would make
+/// them); `spec.host` is not used. Back to back, it only sets the two links.
+/// Throws std::invalid_argument when there are fewer hosts than the spec has.
+Topology connect_topology(Fabric& fabric, const TopologySpec& spec,
+                          const std::vector<Device*>& hosts);
+
 /// A topology file that cannot be built: the message names the line and
 /// what is wrong with it, in the user's language.
 class TopologyError : public std::runtime_error {

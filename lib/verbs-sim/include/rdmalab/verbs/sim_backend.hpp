@@ -9,12 +9,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rdmalab/i18n/i18n.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/fabric.hpp"
+#include "rdmalab/sim/topology.hpp"
 #include "rdmalab/verbs/backend.hpp"
 
 namespace rdmalab::verbs {
@@ -28,6 +30,10 @@ struct SimBackendOptions {
   /// When set, every frame on the simulated wire is written to this pcap.
   std::string capture_path;
   std::uint32_t snaplen = 0;  // 0: whole frames
+  /// A switched fabric (see sim/topology.hpp): with no `hosts` given, its
+  /// hosts are sim0, sim1, ... (10.99.x.y, numbered from 10.99.0.1);
+  /// unset: the two default hosts back to back.
+  std::optional<sim::TopologySpec> topology;
 };
 
 class SimBackend : public Backend {
@@ -39,6 +45,8 @@ class SimBackend : public Backend {
   /// The simulator's QP behind a QP of this backend (for its simulator-only
   /// options, e.g. the adaptive-routing model), or nullptr.
   [[nodiscard]] virtual sim::QueuePair* sim_qp(QueuePair& qp) const noexcept = 0;
+  /// The switches and hosts of SimBackendOptions::topology (empty without).
+  [[nodiscard]] virtual const sim::Topology& topology() const noexcept = 0;
 };
 
 [[nodiscard]] std::unique_ptr<SimBackend> make_sim_backend(SimBackendOptions options);
