@@ -47,7 +47,9 @@ void QpImpl::pump() {
     // keeps one wake-up per batch of small packets instead of one per packet.
     // With a per-packet NIC time (a software NIC) packets are built one by one.
     const Time lookahead = device->config().tx_packet_ns == 0 ? kTxLookahead : 0;
-    const Time t = std::max(ln.busy_until - lookahead, next_tx);
+    Time t = std::max(ln.busy_until - lookahead, next_tx);
+    // --- DCQCN: request packets wait for the reaction point's rate ---
+    if (req_work && rp) t = std::max(t, rp_next_tx);
     if (t > engine->now) {
       tx_scheduled = true;
       engine->schedule(t, EventKind::QpTx, id, 0);
@@ -66,6 +68,8 @@ void QpImpl::receive(const wire::Frame& f, wire::Bytes bytes) {
   const wire::IbPacket& p = *f.ib;
   const wire::OpcodeInfo* info = wire::find_opcode(p.bth.opcode);
   if (info == nullptr) return;
+  // --- DCQCN: CNPs and CE-marked requests ---
+  if (engine->cfg.dcqcn && dcqcn_receive(f)) return;
   if (info->is_response())
     on_response(p);
   else
