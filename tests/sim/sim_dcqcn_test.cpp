@@ -8,6 +8,7 @@
 // step Rc' = ceil((Rt + Rc) / 2).
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "rdmalab/sim/dcqcn.hpp"
@@ -32,10 +33,10 @@ TEST_CASE("DCQCN RP, the paper's reaction: a scripted CNP and byte sequence") {
   p.increase = sim::DcqcnParams::Increase::Paper;
   p.g = kOne / 256;  // 4096
   p.initial_alpha = kOne;
-  p.alpha_period = 55'000;         // K
+  p.alpha_period = 55'000;          // K
   p.rate_increase_period = 55'000;  // T
-  p.byte_counter = 1'000'000;      // B
-  p.fast_recovery_stages = 1;      // F
+  p.byte_counter = 1'000'000;       // B
+  p.fast_recovery_stages = 1;       // F
   p.ai_rate_bps = 40'000'000;
   p.hai_rate_bps = 100'000'000;
   p.min_rate_bps = 1'000'000'000;
@@ -122,10 +123,10 @@ TEST_CASE("DCQCN RP, the paper's reaction: a scripted CNP and byte sequence") {
 
   // The time series saw every step, in order.
   using E = sim::DcqcnSample::Event;
-  const std::vector<E> want = {E::Cnp,      E::Decrease, E::Alpha, E::Cnp,   E::Decrease,
-                               E::Alpha,    E::Alpha,    E::FastRecovery,  E::Additive,
-                               E::Alpha,    E::Additive, E::Additive,      E::Alpha,
-                               E::Hyper,    E::Cnp,      E::Decrease,      E::Alpha};
+  const std::vector<E> want = {E::Cnp,      E::Decrease, E::Alpha,        E::Cnp,      E::Decrease,
+                               E::Alpha,    E::Alpha,    E::FastRecovery, E::Additive, E::Alpha,
+                               E::Additive, E::Additive, E::Alpha,        E::Hyper,    E::Cnp,
+                               E::Decrease, E::Alpha};
   REQUIRE(log.size() == want.size());
   for (std::size_t i = 0; i < want.size(); ++i) CHECK(log[i].event == want[i]);
   CHECK(log.back().time == 200'000);
@@ -416,4 +417,30 @@ TEST_CASE("DCQCN off (the default): no ECT, no CE marks, no CNPs, the same captu
   CHECK(bytes_a == bytes_b);
   std::filesystem::remove(plain);
   std::filesystem::remove(ruled);
+}
+
+TEST_CASE("DCQCN capture in tests/data: the simulator writes it byte for byte") {
+  // tests/data/sim_dcqcn_cnp.pcap, which the tshark check reads (CNP opcode
+  // 129 with BECN, ip.dsfield.ecn 2 and 3), is this run: dcqcn_paper, a
+  // 32 KiB WRITE (32 packets), PSN 3 marked CE, the receiving ports' capture.
+  // The same seed gives the same bytes; RDMALAB_WRITE_TEST_DATA=1 rewrites it.
+  Pair p(dcqcn_pair(sim::dcqcn_paper(), sim::CapturePoint::ReceiverPort));
+  p.fabric.link(p.a, p.b).ce_marks.push_back(sim::DropRule::psn(3));
+  const std::string path = simtest::temp_pcap("dcqcn_data");
+  p.fabric.start_capture(path);
+  REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 32 << 10, 0, 1) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  p.fabric.stop_capture();
+  CHECK(p.qb->stats().np_cnp_sent == 1);
+  const std::string data = std::string(RDMALAB_TEST_DATA) + "/sim_dcqcn_cnp.pcap";
+  auto slurp = [](const std::string& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  if (const char* w = std::getenv("RDMALAB_WRITE_TEST_DATA"); w != nullptr && w[0] == '1')
+    std::filesystem::copy_file(path, data, std::filesystem::copy_options::overwrite_existing);
+  const std::string made = slurp(path);
+  CHECK(made.size() > 32 * 1082);
+  CHECK(made == slurp(data));
+  std::filesystem::remove(path);
 }

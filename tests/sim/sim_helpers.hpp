@@ -253,8 +253,7 @@ inline std::vector<Pkt> read_capture(const std::string& path) {
     const std::uint8_t tc = f.ipv4 ? f.ipv4->tos : f.ipv6 ? f.ipv6->traffic_class : 0;
     p.dscp = static_cast<std::uint8_t>(tc >> 2);
     p.ecn = static_cast<std::uint8_t>(tc & 0x03);
-    if (f.ipv4)
-      p.ip_checksum_ok = wire::ipv4_checksum(pk.data.subspan(f.ip_offset, 20)) == 0;
+    if (f.ipv4) p.ip_checksum_ok = wire::ipv4_checksum(pk.data.subspan(f.ip_offset, 20)) == 0;
     const auto c = wire::check_icrc(f, pk.data);
     p.icrc_ok = c.has_value() && c->ok();
     out.push_back(p);

@@ -89,8 +89,7 @@ DcqcnParams mlx5() {
 DcqcnRp::DcqcnRp(const DcqcnParams& params, std::uint64_t line_rate_bps)
     : p_(params),
       line_(line_rate_bps),
-      max_(params.max_rate_bps != 0 ? std::min(params.max_rate_bps, line_rate_bps)
-                                    : line_rate_bps),
+      max_(params.max_rate_bps != 0 ? std::min(params.max_rate_bps, line_rate_bps) : line_rate_bps),
       rc_(max_),
       rt_(max_),
       next_alpha_(kNever),

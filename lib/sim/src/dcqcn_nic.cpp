@@ -26,8 +26,8 @@ std::uint8_t ecn_of(const wire::Frame& f) noexcept {
 DcqcnRp* QpImpl::dcqcn_rp() {
   if (rp) return rp.get();
   if (!engine->cfg.dcqcn || type == IBV_QPT_UD || link == nullptr) return nullptr;
-  rp = std::make_unique<DcqcnRp>(*engine->cfg.dcqcn,
-                                 static_cast<std::uint64_t>(link->cfg.rate_bps));
+  rp =
+      std::make_unique<DcqcnRp>(*engine->cfg.dcqcn, static_cast<std::uint64_t>(link->cfg.rate_bps));
   return rp.get();
 }
 

@@ -134,6 +134,10 @@ void QpImpl::reset_queues() {
   for (auto& held : ar_held) held.clear();
   ar_held_count = 0;
   ar_base = 0;
+  // --- DCQCN: a reset QP starts again at the line rate of its next link ---
+  rp.reset();
+  np.reset();
+  rp_next_tx = 0;
 }
 
 }  // namespace rdmalab::sim
