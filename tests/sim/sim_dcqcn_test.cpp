@@ -373,7 +373,7 @@ TEST_CASE("DCQCN end to end: one CE mark halves the sender's rate (dcqcn_paper)"
   for (std::size_t i = 1; i < reqs.size(); ++i) {
     const std::int64_t gap = reqs[i].time_ns - reqs[i - 1].time_ns;
     if (reqs[i].time_ns <= cnp.time_ns) CHECK(gap == 88);
-    if (reqs[i - 1].time_ns > cnp.time_ns + 1'000 + 400 + 2 * 176) {
+    if (reqs[i - 1].time_ns > cnp.time_ns + 1'000 + 400 + 352) {  // 352: two packets at 176
       CHECK(gap == 176);
       ++slow;
     }
@@ -442,5 +442,38 @@ TEST_CASE("DCQCN capture in tests/data: the simulator writes it byte for byte") 
   const std::string made = slurp(path);
   CHECK(made.size() > 32 * 1082);
   CHECK(made == slurp(data));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("DCQCN over IPv6: the CE mark sits in the traffic class, the ICRC still verifies") {
+  // IPv6 keeps ECN in the traffic class's low two bits (the first word's
+  // bits 21:20); no header checksum. PSN 2 of an 8-packet WRITE is marked:
+  // one CNP, and every frame's ICRC, which masks the traffic class, is good.
+  PairConfig c = dcqcn_pair(sim::dcqcn_paper(), sim::CapturePoint::ReceiverPort);
+  c.ipv6 = true;
+  Pair p(c);
+  p.fabric.link(p.a, p.b).ce_marks.push_back(sim::DropRule::psn(2));
+  const std::string path = simtest::temp_pcap("dcqcn_v6");
+  p.fabric.start_capture(path);
+  REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 8 << 10, 0, 1) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  p.fabric.stop_capture();
+  CHECK(p.qb->stats().np_cnp_sent == 1);
+  CHECK(p.qa->stats().rp_cnp_handled == 1);
+  const auto all = simtest::read_capture(path);
+  std::size_t cnps = 0;
+  for (const Pkt& k : all) {
+    CHECK(k.icrc_ok);
+    CHECK_FALSE(k.malformed);
+    if (k.opcode == wire::opcode::kCnp) {
+      ++cnps;
+      CHECK(k.dscp == 48);
+      CHECK(k.becn);
+    }
+  }
+  CHECK(cnps == 1);
+  const auto reqs = requests_in(all);
+  REQUIRE(reqs.size() == 8);
+  for (const Pkt& k : reqs) CHECK(k.ecn == (k.psn == 2 ? 3 : 2));
   std::filesystem::remove(path);
 }

@@ -430,7 +430,7 @@ class QueuePair {
   /// The DCQCN reaction point of this RC or UC QP (its rate, alpha, an
   /// observer for their time series); nullptr when FabricConfig::dcqcn is
   /// off, for UD, or before RTR. Created on first use at the egress link's
-  /// rate.
+  /// rate; valid until the QP is destroyed or moved to RESET.
   [[nodiscard]] DcqcnRp* dcqcn();
 
   explicit QueuePair(std::unique_ptr<QpImpl> impl);
