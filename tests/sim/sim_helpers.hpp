@@ -216,6 +216,12 @@ struct Pkt {
   std::uint32_t msn = 0;
   bool icrc_ok = false;
   bool malformed = false;
+  // The IP header's DSCP and ECN (IPv4 TOS / IPv6 traffic class), the BTH's
+  // BECN bit, and whether an IPv4 header checksum verifies (true for IPv6).
+  std::uint8_t dscp = 0;
+  std::uint8_t ecn = 0;
+  bool becn = false;
+  bool ip_checksum_ok = true;
 };
 
 /// Every RoCE packet of a pcap, with its ICRC checked.
@@ -237,12 +243,17 @@ inline std::vector<Pkt> read_capture(const std::string& path) {
       p.psn = f.ib->bth.psn;
       p.dest_qp = f.ib->bth.dest_qp;
       p.ack_req = f.ib->bth.ack_req;
+      p.becn = f.ib->bth.becn;
       p.payload = f.ib->payload_length;
       if (f.ib->aeth) {
         p.syndrome = f.ib->aeth->syndrome;
         p.msn = f.ib->aeth->msn;
       }
     }
+    const std::uint8_t tc = f.ipv4 ? f.ipv4->tos : f.ipv6 ? f.ipv6->traffic_class : 0;
+    p.dscp = static_cast<std::uint8_t>(tc >> 2);
+    p.ecn = static_cast<std::uint8_t>(tc & 0x03);
+    if (f.ipv4) p.ip_checksum_ok = wire::ipv4_checksum(pk.data.subspan(f.ip_offset, 20)) == 0;
     const auto c = wire::check_icrc(f, pk.data);
     p.icrc_ok = c.has_value() && c->ok();
     out.push_back(p);

@@ -13,7 +13,7 @@ and rdmapcap's, and the PFC storm expert item follows its preference.
 Usage: tshark_plugin_test.py CHECK --rdmapcap PATH --plugin-dir DIR
                              --data DIR --work DIR [--preload LIBS]
 
-CHECK is one of: events, single_pass, filters, icrc, language, congestion.
+CHECK is one of: events, single_pass, filters, icrc, language, congestion, dcqcn.
 
 tshark only loads plugins from WIRESHARK_PLUGIN_DIR or the personal plugin
 folder when it does not run with "special privileges", and it counts root as
@@ -447,8 +447,56 @@ def check_congestion(env):
     print("congestion: " + ", ".join(f"{k} {v}" for k, v in seen.items()))
 
 
+def check_dcqcn(env):
+    """The simulator's DCQCN on the wire (sim_dcqcn_cnp.pcap, written by
+    tests/sim/sim_dcqcn_test.cpp): Wireshark decodes the CNP as opcode 129
+    with DSCP 48, the WRITE packets as ECN-capable (ECT(0), 2) and the one
+    the link marked as CE (3), the ACKs as not ECN-capable; the plugin flags
+    the CNP and finds every ICRC good. Wireshark 4.0 has no field for the
+    BTH's BECN bit: the CNP's BTH byte 4 (frame offset 14 + 20 + 8 + 4 = 46,
+    IPv4 without VLAN) must be 0x40, BECN alone."""
+    capture = os.path.join(env.data, "sim_dcqcn_cnp.pcap")
+    names = ["ip.dsfield.ecn", "ip.dsfield.dscp", "infiniband.bth.opcode", "infiniband.bth.psn",
+             "rdmalab.cnp", "rdmalab.icrc.status", "_ws.malformed"]
+    args = ["-2", "-T", "fields", "-e", "frame.number"]
+    for n in names:
+        args += ["-e", n]
+    rows = fields_by_frame(env.tshark(capture, *args))
+    becn = {int(x) for x in env.tshark(capture, "-Y", "frame[46:1] == 40", "-T", "fields",
+                                       "-e", "frame.number").split()}
+    col = {n: i for i, n in enumerate(names)}
+    seen = collections.Counter()
+    for frame, got in sorted(rows.items()):
+        if got[col["_ws.malformed"]] != "":
+            fail(f"frame {frame}: malformed")
+        if got[col["rdmalab.icrc.status"]] not in ("good", "1"):
+            fail(f"frame {frame}: rdmalab.icrc.status {got[col['rdmalab.icrc.status']]!r}")
+        opcode = int(got[col["infiniband.bth.opcode"]], 0)
+        ecn = int(got[col["ip.dsfield.ecn"]], 0)
+        if opcode == 129:
+            if (frame not in becn or int(got[col["ip.dsfield.dscp"]], 0) != 48
+                    or ecn != 0 or got[col["rdmalab.cnp"]] == ""):
+                fail(f"frame {frame}: CNP with BECN {frame in becn}, dscp "
+                     f"{got[col['ip.dsfield.dscp']]!r}, ecn {ecn}, rdmalab.cnp "
+                     f"{got[col['rdmalab.cnp']]!r}")
+            seen["cnp"] += 1
+        elif 6 <= opcode <= 8:  # RDMA WRITE First, Middle, Last
+            want = 3 if int(got[col["infiniband.bth.psn"]]) == 3 else 2
+            if ecn != want:
+                fail(f"frame {frame}: WRITE PSN {got[col['infiniband.bth.psn']]} ecn {ecn}, "
+                     f"want {want}")
+            seen["ce" if ecn == 3 else "ect0"] += 1
+        elif ecn != 0:
+            fail(f"frame {frame}: opcode {opcode} ecn {ecn}, want 0 (not ECN-capable)")
+    # The run: 32 WRITE packets, PSN 3 marked, one CNP.
+    if (seen["cnp"], seen["ce"], seen["ect0"]) != (1, 1, 31):
+        fail(f"sim_dcqcn_cnp.pcap: {dict(seen)}, want 1 CNP, 1 CE, 31 ECT(0)")
+    print("dcqcn: " + ", ".join(f"{k} {v}" for k, v in seen.items()))
+
+
 CHECKS = {
     "congestion": check_congestion,
+    "dcqcn": check_dcqcn,
     "events": check_events,
     "single_pass": check_single_pass,
     "filters": check_filters,

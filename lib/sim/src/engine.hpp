@@ -11,10 +11,12 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/sim/dcqcn.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/fabric.hpp"
 #include "rdmalab/wire/frame.hpp"
@@ -354,6 +356,22 @@ struct QpImpl {
   bool pause_wait = false;  // in its link's pause_waiters
   Time next_tx = 0;
   std::vector<std::uint8_t> scratch;  // gather buffer of one MTU
+
+  // --- DCQCN (dcqcn_nic.cpp), only with FabricConfig::dcqcn ---
+  std::unique_ptr<DcqcnRp> rp;  // reaction point, created on first use
+  std::optional<DcqcnNp> np;    // notification point's CNP pacing
+  Time rp_next_tx = 0;          // the next request packet starts no earlier
+  /// The reaction point (created at the egress link's rate); nullptr when
+  /// DCQCN is off, for UD, or before RTR.
+  DcqcnRp* dcqcn_rp();
+  /// A frame for this QP arrived: a CNP goes to the reaction point (true:
+  /// nothing else to do); a CE-marked request may make the NP send a CNP.
+  bool dcqcn_receive(const wire::Frame& f);
+  /// Marks a request packet in `spec` ECN-capable; returns the traffic
+  /// class to restore after transmission.
+  std::uint8_t dcqcn_mark_ect();
+  /// A request packet of `frame_bytes` started on the wire at `start`.
+  void dcqcn_sent_request(Time start, std::size_t frame_bytes);
 
   /// What the responder decided about a request at the expected PSN.
   enum class Verdict : std::uint8_t {

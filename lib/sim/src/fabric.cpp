@@ -330,6 +330,23 @@ void fill_udp6_checksum(std::uint8_t* frame, std::size_t n, std::size_t ip_off) 
   frame[udp + 7] = static_cast<std::uint8_t>(c);
 }
 
+// --- DCQCN test tool: LinkConfig::ce_marks ---
+// Sets the ECN field of the frame's IP header to CE (11b). IPv4 covers the
+// TOS byte with its header checksum, which is recomputed; the ICRC masks
+// both, so it stays valid.
+void mark_ce(std::uint8_t* frame, std::size_t ip_off, bool v4) noexcept {
+  if (v4) {
+    frame[ip_off + 1] |= 0x03;
+    frame[ip_off + 10] = 0;
+    frame[ip_off + 11] = 0;
+    const std::uint16_t c = wire::ipv4_checksum(wire::Bytes(frame + ip_off, 20));
+    frame[ip_off + 10] = static_cast<std::uint8_t>(c >> 8);
+    frame[ip_off + 11] = static_cast<std::uint8_t>(c);
+  } else {
+    frame[ip_off + 1] |= 0x30;  // traffic class bits 1:0 are byte 1's bits 5:4
+  }
+}
+
 }  // namespace
 
 void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
@@ -389,6 +406,12 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
       (ln.cfg.corrupt > 0 && ln.rng.chance(ln.cfg.corrupt))) {
     buffers[buf][n - wire::kIcrcSize - 1] ^= 0x01;
     ++stats.packets_corrupted;
+  }
+  // --- DCQCN test tool: CE marks on ECN-capable RoCEv2 packets ---
+  if (!ln.cfg.ce_marks.empty() && spec.version == wire::RoceVersion::V2 &&
+      (spec.traffic_class & 0x03) != 0 && dropped_by_rule(ln.cfg.ce_marks, spec.packet, nth)) {
+    mark_ce(buffers[buf].get(), spec.vlan_tci ? 18 : 14, spec.dst_ip.v4);
+    ++stats.packets_ce_marked;
   }
   Time arrival = ln.busy_until + ln.cfg.delay_ns;
   if (!ln.cfg.path_extra_ns.empty()) {

@@ -60,6 +60,8 @@ void QpImpl::pump() {
         }
       }
     }
+    // --- DCQCN: request packets wait for the reaction point's rate ---
+    if (req_work && rp) t = std::max(t, rp_next_tx);
     if (t > engine->now) {
       tx_scheduled = true;
       engine->schedule(t, EventKind::QpTx, id, ++tx_gen);
@@ -78,6 +80,8 @@ void QpImpl::receive(const wire::Frame& f, wire::Bytes bytes) {
   const wire::IbPacket& p = *f.ib;
   const wire::OpcodeInfo* info = wire::find_opcode(p.bth.opcode);
   if (info == nullptr) return;
+  // --- DCQCN: CNPs and CE-marked requests ---
+  if (engine->cfg.dcqcn && dcqcn_receive(f)) return;
   if (info->is_response())
     on_response(p);
   else
@@ -142,6 +146,10 @@ void QpImpl::reset_queues() {
   for (auto& held : ar_held) held.clear();
   ar_held_count = 0;
   ar_base = 0;
+  // --- DCQCN: a reset QP starts again at the line rate of its next link ---
+  rp.reset();
+  np.reset();
+  rp_next_tx = 0;
 }
 
 }  // namespace rdmalab::sim

@@ -419,8 +419,19 @@ class QueuePair {
     std::uint64_t acks_sent = 0;
     std::uint64_t duplicates_received = 0;
     std::uint64_t out_of_sequence_dropped = 0;
+    // DCQCN, named as the mlx5 hardware counters (`ethtool -S`, `rdma
+    // statistic`), here per QP:
+    std::uint64_t np_ecn_marked_roce_packets = 0;  // CE-marked requests received
+    std::uint64_t np_cnp_sent = 0;                 // CNPs sent for them
+    std::uint64_t rp_cnp_handled = 0;              // CNPs received and acted on
   };
   [[nodiscard]] const Stats& stats() const noexcept;
+
+  /// The DCQCN reaction point of this RC or UC QP (its rate, alpha, an
+  /// observer for their time series); nullptr when FabricConfig::dcqcn is
+  /// off, for UD, or before RTR. Created on first use at the egress link's
+  /// rate; valid until the QP is destroyed or moved to RESET.
+  [[nodiscard]] DcqcnRp* dcqcn();
 
   explicit QueuePair(std::unique_ptr<QpImpl> impl);
   ~QueuePair();

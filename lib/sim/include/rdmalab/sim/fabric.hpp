@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmalab/sim/dcqcn.hpp"
 #include "rdmalab/sim/switch.hpp"
 #include "rdmalab/wire/frame.hpp"
 
@@ -121,6 +122,14 @@ struct LinkConfig {
   /// as it is, flipped bit and all.
   std::vector<DropRule> corruptions;
   double corrupt = 0.0;
+  // --- DCQCN test tool ---
+  /// ECN marks without a switch: an ECN-capable packet (ECT(0) or ECT(1)
+  /// in its IP header) that these rules match (the rules of `drops`, counted
+  /// apart; other packets are not offered to them) leaves the link marked
+  /// CE (11b), the IPv4 header checksum updated. The ICRC masks the ECN
+  /// bits, so it stays valid. A capture at the sender's port shows the
+  /// frame as sent, one at the receiver's port as marked.
+  std::vector<DropRule> ce_marks;
 };
 
 /// One simulated host: its name and addresses. The IP address is IPv4 or
@@ -168,6 +177,12 @@ struct FabricConfig {
   /// A fast path for big simulations; captures always carry a correct ICRC.
   bool verify_icrc = true;
   RxeCompat rxe;
+  // --- DCQCN ---
+  /// Congestion control in the NICs (dcqcn.hpp); off when empty, as before.
+  /// On: RC and UC request packets carry ECT(0) and each QP's requests are
+  /// paced at its reaction point's rate; a CE-marked request makes the
+  /// responder send a CNP (paced per QP); a CNP cuts the sender's rate.
+  std::optional<DcqcnParams> dcqcn;
 };
 
 /// Counters of the whole fabric.
@@ -180,6 +195,7 @@ struct FabricStats {
   std::uint64_t bad_icrc = 0;           // dropped by a receiver for it
   std::uint64_t switch_hops = 0;        // frames a switch sent on (pause frames too)
   std::uint64_t events = 0;
+  std::uint64_t packets_ce_marked = 0;  // DCQCN: by LinkConfig::ce_marks
 };
 
 class Device;

@@ -44,6 +44,8 @@
 #include <string>
 #include <vector>
 
+#include "rdmalab/sim/dcqcn.hpp"
+
 namespace rdmalab::sim {
 
 inline constexpr std::size_t kTrafficClasses = 8;
@@ -54,6 +56,12 @@ struct EcnConfig {
   std::uint64_t kmin_bytes = 100 * 1000;
   std::uint64_t kmax_bytes = 400 * 1000;
   double pmax = 0.2;
+
+  /// Marking on, with the thresholds a DCQCN preset pairs with its NIC
+  /// parameters (DcqcnParams::ecn).
+  [[nodiscard]] static EcnConfig from(const EcnMarking& m) noexcept {
+    return EcnConfig{true, m.kmin_bytes, m.kmax_bytes, m.pmax};
+  }
 };
 
 /// PFC on one priority (IEEE 802.1Qbb).

@@ -1,0 +1,88 @@
+// DCQCN in the simulated NIC: ECT on request packets, pacing at the
+// reaction point's rate, CNPs from the notification point (see dcqcn.hpp and
+// FabricConfig::dcqcn). Nothing here runs when FabricConfig::dcqcn is empty.
+#include "engine.hpp"
+#include "rdmalab/wire/opcode.hpp"
+
+namespace rdmalab::sim {
+namespace {
+
+// Ethernet preamble, start delimiter and inter-frame gap, as the link counts
+// them (fabric.cpp): a QP paced at the line rate keeps the link's spacing.
+constexpr std::uint64_t kWireOverhead = 20;
+// The IP header's ECN field (RFC 3168, section 5): ECT(0) is 10b, CE 11b.
+constexpr std::uint8_t kEcnMask = 0x03;
+constexpr std::uint8_t kEct0 = 0x02;
+constexpr std::uint8_t kCe = 0x03;
+
+std::uint8_t ecn_of(const wire::Frame& f) noexcept {
+  if (f.ipv4) return f.ipv4->tos & kEcnMask;
+  if (f.ipv6) return f.ipv6->traffic_class & kEcnMask;
+  return 0;
+}
+
+}  // namespace
+
+DcqcnRp* QpImpl::dcqcn_rp() {
+  if (rp) return rp.get();
+  if (!engine->cfg.dcqcn || type == IBV_QPT_UD || link == nullptr) return nullptr;
+  rp =
+      std::make_unique<DcqcnRp>(*engine->cfg.dcqcn, static_cast<std::uint64_t>(link->cfg.rate_bps));
+  return rp.get();
+}
+
+bool QpImpl::dcqcn_receive(const wire::Frame& f) {
+  const wire::IbPacket& p = *f.ib;
+  if (p.bth.opcode == wire::opcode::kCnp) {
+    if (DcqcnRp* r = dcqcn_rp(); r != nullptr) {
+      r->on_cnp(engine->now);
+      ++stats.rp_cnp_handled;
+    }
+    return true;
+  }
+  if (type == IBV_QPT_UD || link == nullptr || ecn_of(f) != kCe) return false;
+  const wire::OpcodeInfo* info = wire::find_opcode(p.bth.opcode);
+  if (info == nullptr || info->is_response()) return false;
+  ++stats.np_ecn_marked_roce_packets;
+  if (!np) np.emplace(engine->cfg.dcqcn->np_min_time_between_cnps);
+  if (!np->on_marked(engine->now)) return false;
+  // The CNP (IBTA annex A17): BTH opcode 0x81 to the sending QP with BECN
+  // set, 16 reserved bytes, the ICRC; DSCP np_cnp_dscp, not ECN-capable.
+  wire::IbPacket& c = spec.packet;
+  c.clear();
+  c.bth.opcode = wire::opcode::kCnp;
+  c.bth.dest_qp = attr.dest_qp_num;
+  c.bth.becn = true;
+  const std::uint8_t tc = spec.traffic_class;
+  spec.traffic_class = static_cast<std::uint8_t>(engine->cfg.dcqcn->np_cnp_dscp << 2);
+  engine->transmit(*link, spec);
+  spec.traffic_class = tc;
+  ++stats.np_cnp_sent;
+  return false;
+}
+
+std::uint8_t QpImpl::dcqcn_mark_ect() {
+  const std::uint8_t tc = spec.traffic_class;
+  spec.traffic_class = static_cast<std::uint8_t>((tc & ~kEcnMask) | kEct0);
+  return tc;
+}
+
+void QpImpl::dcqcn_sent_request(Time start, std::size_t frame_bytes) {
+  DcqcnRp* r = dcqcn_rp();
+  if (r == nullptr) return;
+  r->on_bytes_sent(frame_bytes, engine->now);
+  if (!r->active()) {
+    rp_next_tx = start;  // at the line rate the link alone spaces packets
+    return;
+  }
+  // The next request starts when this one's bytes have gone at Rc, rounded
+  // down to the ns as the link's serialisation time is.
+  const std::uint64_t bits = (frame_bytes + kWireOverhead) * 8;
+  rp_next_tx = start + static_cast<Time>(bits * 1'000'000'000 / r->rate_bps());
+}
+
+DcqcnRp* QueuePair::dcqcn() {
+  return impl_->dcqcn_rp();
+}
+
+}  // namespace rdmalab::sim
