@@ -133,6 +133,9 @@ struct SendWqe {
   std::uint32_t received = 0;  // READ: response packets placed in order
   bool regap = false;          // READ: re-requested from regap_psn already
   std::uint32_t regap_psn = 0;
+  // NIC cost model (HostConfig::doorbell_ns ...): the first packet leaves
+  // no earlier than this (0 with the model off).
+  Time ready_at = 0;
 
   /// `*this = SendWqe{}`, member by member: post_send clears a slot for
   /// every request, and GCC clears the whole size for the assignment with
@@ -158,6 +161,7 @@ struct SendWqe {
     done = false;
     psn = 0;
     npkts = 1;
+    ready_at = 0;
     received = 0;
     regap = false;
     regap_psn = 0;
@@ -330,6 +334,8 @@ struct QpImpl {
 
   bool tx_scheduled = false;
   Time next_tx = 0;
+  // NIC cost model: when this QP's send engine is next free.
+  Time nic_free = 0;
   std::vector<std::uint8_t> scratch;  // gather buffer of one MTU
 
   /// What the responder decided about a request at the expected PSN.

@@ -47,7 +47,10 @@ void QpImpl::pump() {
     // keeps one wake-up per batch of small packets instead of one per packet.
     // With a per-packet NIC time (a software NIC) packets are built one by one.
     const Time lookahead = device->config().tx_packet_ns == 0 ? kTxLookahead : 0;
-    const Time t = std::max(ln.busy_until - lookahead, next_tx);
+    Time t = std::max(ln.busy_until - lookahead, next_tx);
+    // NIC cost model (HostConfig::doorbell_ns ...): a request waits until
+    // its WQE (and its payload) have been fetched; 0 with the model off.
+    if (req_work && tx_index < sq_count) t = std::max(t, wqe_at(tx_index).ready_at);
     if (t > engine->now) {
       tx_scheduled = true;
       engine->schedule(t, EventKind::QpTx, id, 0);
