@@ -124,6 +124,10 @@ struct Bench {
   std::vector<lab::Endpoint>& rx;
   std::uint32_t slot = 0;  // bytes per QP in each side's buffer
   std::uint32_t max_inline = 0;
+  // Receives each receiver QP keeps posted for SENDs: twice the sender's
+  // queue, so that one is there for every SEND in flight even while the
+  // completions of those already received wait to be polled.
+  std::uint32_t rx_depth = 0;
 
   // Virtual time on the simulator, wall time on a real device.
   void pause() const {
@@ -163,10 +167,10 @@ BwResult run_bw(Bench& b, const BwConfig& c) {
   const std::uint32_t q_count = c.qps;
   std::vector<std::uint32_t> posted(q_count, 0), done(q_count, 0), recv_done(q_count, 0);
   const bool send = c.op == IBV_WR_SEND;
-  // A SEND needs a receive: the receiver keeps `depth` of them posted.
+  // A SEND needs a receive: the receiver keeps rx_depth of them posted.
   if (send)
     for (std::uint32_t q = 0; q < q_count; ++q)
-      post_recvs(b.rx[q], b.rx[0], q, b.slot, c.size, std::min(c.depth, c.iters));
+      post_recvs(b.rx[q], b.rx[0], q, b.slot, c.size, std::min(b.rx_depth, c.iters));
   const unsigned inline_flag = c.use_inline && c.size <= b.max_inline ? IBV_SEND_INLINE : 0;
   std::vector<ibv_sge> sges(c.post_list);
   std::vector<ibv_send_wr> wrs(c.post_list);
@@ -222,7 +226,8 @@ BwResult run_bw(Bench& b, const BwConfig& c) {
         if (wc.status != IBV_WC_SUCCESS || q >= q_count || wc.byte_len != c.size) r.ok = false;
         if (q >= q_count) continue;
         // Post another receive only while SENDs may still come for it.
-        if (++recv_done[q] + c.depth <= c.iters) post_recvs(b.rx[q], b.rx[0], q, b.slot, c.size, 1);
+        if (++recv_done[q] + b.rx_depth <= c.iters)
+          post_recvs(b.rx[q], b.rx[0], q, b.slot, c.size, 1);
       }
     }
     if (got) {
@@ -237,8 +242,9 @@ BwResult run_bw(Bench& b, const BwConfig& c) {
   r.messages = std::uint64_t{c.iters} * q_count;
   // SENDs: every receive completed too (the last ones may still be coming).
   if (send) {
+    const auto until = std::chrono::steady_clock::now() + kStallTimeout;
     for (std::uint32_t q = 0; q < q_count; ++q)
-      while (recv_done[q] < c.iters) {
+      while (recv_done[q] < c.iters && std::chrono::steady_clock::now() < until) {
         const int m = b.rx[0].cq->poll(wcs);
         for (int i = 0; i < m; ++i) {
           const auto rq = static_cast<std::uint32_t>(wcs[static_cast<std::size_t>(i)].wr_id);
@@ -398,20 +404,17 @@ void add_qp(lab::Narrator& n, std::vector<lab::Endpoint>& side, std::size_t i,
   init.send_cq = base.cq.get();
   init.recv_cq = base.cq.get();
   init.max_send_wr = depth;
-  init.max_recv_wr = depth;
+  init.max_recv_wr = 2 * depth;
   init.max_inline_data = max_inline;
   e.qp = base.pd->create_qp(init);
   n.call(fmt::format("ibv_create_qp(pd, IBV_QPT_RC, max_send_wr={}, max_recv_wr={}, "
                      "max_inline_data={})",
-                     depth, depth, max_inline),
+                     depth, 2 * depth, max_inline),
          fmt::format("qp_num {}", lab::hex(e.qp->qpn(), 6)));
 }
 
 void run_lab(lab::Narrator& n, const Options& o) {
   lab::require_one_process(o.common);
-  if (o.test != "bw" && o.test != "lat" && o.test != "all")
-    throw verbs::UsageError(tr(M("bad_test"), o.test));
-  if (o.op != "write" && o.op != "send") throw verbs::UsageError(tr(M("bad_op"), o.op));
   if (o.cq_mod > o.tx_depth || o.post_list > o.tx_depth)
     throw verbs::UsageError(tr(M("bad_depth"), o.tx_depth, o.cq_mod, o.post_list));
   for (const std::uint32_t s : o.sizes)
@@ -446,10 +449,11 @@ void run_lab(lab::Narrator& n, const Options& o) {
   } teardown{rx, tx};
   const std::uint32_t slot = max_size;
   const std::size_t buffer = std::size_t{slot} * qps;
-  const int cqe = static_cast<int>(2 * qps * depth + 16);
+  // Every receive posted (2 × depth per QP) and the sends' completions.
+  const int cqe = static_cast<int>(4 * qps * depth + 16);
   open_side(n, env, tx[0], lab::requester_device(env, o.common), buffer, cqe, o.common);
   const std::uint32_t max_inline = verbs::probe_max_inline_data(*tx[0].ctx, kInlineCeiling);
-  n.call(fmt::format("ibv_create_qp(..., max_inline_data=?)"),
+  n.call("ibv_create_qp(..., max_inline_data=?)",
          tr(M("inline_granted"), max_inline, kInlineCeiling));
   n.say(tr(M("why.inline")));
   for (std::uint32_t i = 0; i < qps; ++i) add_qp(n, tx, i, tr(M("sender"), i), depth, max_inline);
@@ -464,7 +468,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     rx[i].first_psn = 0x800000 + 0x100 * i;
     lab::connect_pair(n, tx[i], rx[i], cs, o.common, i == 0);
   }
-  Bench bench{env, tx, rx, slot, max_inline};
+  Bench bench{env, tx, rx, slot, max_inline, 2 * depth};
   n.result()["max_inline_data"] = max_inline;
   n.result()["mtu"] = o.mtu;
   n.result()["model"] = env.simulated ? nlohmann::json{{"doorbell_ns", kDoorbellNs},
@@ -582,8 +586,12 @@ void run_lab(lab::Narrator& n, const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   const auto options = [&](CLI::App& app) {
-    app.add_option("--test", o.test, tr(M("opt.test")))->capture_default_str();
-    app.add_option("--op", o.op, tr(M("opt.op")))->capture_default_str();
+    app.add_option("--test", o.test, tr(M("opt.test")))
+        ->check(CLI::IsMember({"bw", "lat", "all"}))
+        ->capture_default_str();
+    app.add_option("--op", o.op, tr(M("opt.op")))
+        ->check(CLI::IsMember({"write", "send"}))
+        ->capture_default_str();
     app.add_option("-s,--size", o.sizes, tr(M("opt.size")))->delimiter(',')->capture_default_str();
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
         ->check(CLI::Range(1u, 1000000u))
