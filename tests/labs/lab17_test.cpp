@@ -190,11 +190,21 @@ TEST_CASE("lab17 post list 16 with a deep queue: one doorbell per 16 WRs, engine
   CHECK(r.at("ns").get<std::int64_t>() == engine_bound_ns(4096, 64, false, 16, 512, 100, 1));
 }
 
-TEST_CASE("lab17 SEND bandwidth: every SEND received") {
+TEST_CASE("lab17 SEND bandwidth: the WRITE equations without the RETH, every SEND received") {
   const auto j = run_json({LAB_lab17_perf, "--backend", "sim", "--json", "--test", "bw", "--op",
                            "send", "-s", "64,4096", "-n", "500"});
   CHECK(j.at("ok") == true);
+  CHECK(check_ok(j, "completions"));
   CHECK(row(j.at("bw"), "size", 4096).at("op") == "send");
+  // 64 B: SEND Only is 11 ns of wire, engine-bound as the WRITE (k = 4 for
+  // n = 500): 75000 + 400 + 250 + 11 + 2006 = 77667 ns.
+  CHECK(ser(0, 64) == 11);
+  CHECK(row(j.at("bw"), "size", 64).at("ns").get<std::int64_t>() ==
+        500 * (kW + kD) + cqes_before_last_post(500, 1, 128, 100) * kC + kP + ser(0, 64) +
+            2 * kDelay + ser(kAeth, 0));
+  // 4096 B: four packets of 88 ns, link-bound: 400 + 500 * 352 + 2006.
+  CHECK(row(j.at("bw"), "size", 4096).at("ns").get<std::int64_t>() ==
+        kD + kW + kP + 500 * 4 * ser(0, kMtu) + 2 * kDelay + ser(kAeth, 0));
 }
 
 TEST_CASE("lab17 bad input: unknown test, a queue shallower than the batch") {
