@@ -31,7 +31,7 @@ TEST_CASE("SendWqe::clear() gives a value-initialised SendWqe, member by member"
   {
     auto& [wr_id, opcode, flags, imm, remote_addr, rkey, compare_add, swap, ah, remote_qpn,
            remote_qkey, num_sge, is_inline, length, bind, started, done, psn, npkts, received,
-           regap, regap_psn] = w;
+           regap, regap_psn, ready_at] = w;
     wr_id = 1;
     opcode = IBV_WR_RDMA_READ;
     flags = IBV_SEND_SIGNALED;
@@ -54,12 +54,13 @@ TEST_CASE("SendWqe::clear() gives a value-initialised SendWqe, member by member"
     received = 19;
     regap = true;
     regap_psn = 20;
+    ready_at = 21;
   }
   w.clear();
   const sim::SendWqe fresh{};
   const auto& [wr_id, opcode, flags, imm, remote_addr, rkey, compare_add, swap, ah, remote_qpn,
                remote_qkey, num_sge, is_inline, length, bind, started, done, psn, npkts, received,
-               regap, regap_psn] = w;
+               regap, regap_psn, ready_at] = w;
   CHECK(wr_id == fresh.wr_id);
   CHECK(opcode == fresh.opcode);
   CHECK(flags == fresh.flags);
@@ -82,6 +83,7 @@ TEST_CASE("SendWqe::clear() gives a value-initialised SendWqe, member by member"
   CHECK(received == fresh.received);
   CHECK(regap == fresh.regap);
   CHECK(regap_psn == fresh.regap_psn);
+  CHECK(ready_at == fresh.ready_at);
 }
 
 TEST_CASE("IbPacket::clear() gives a value-initialised IbPacket, member by member") {

@@ -31,6 +31,14 @@
 #       of NAME.out (and NAME-passive.out) equal the simulator's. With
 #       COMPLETIONS=OFF (labs whose result holds no "completions" list) the
 #       packets alone are compared.
+#   cmake -DRESULTS=DIR -DSTEP=NAME -DKIND=perf -DPERFTEST_STEP=P -DSIZES=n,n...
+#         -DPERCENT=N [-DLATENCY=ON] -P check.cmake
+#       NAME (lab 17's JSON result) against the perftest runs P-SIZE-1 and
+#       P-SIZE-2 (both exited 0, and their servers too), size by size: the
+#       lab's "BW average" (compared by message rate) is at least PERCENT % of
+#       the better perftest run's,
+#       or with LATENCY its t_typical at most PERCENT % of the better run's.
+#       The spread between the two perftest runs is printed beside it.
 #
 # When the VM could not run here, RESULTS/skipped exists: the check prints
 # "softroce: skipped" (the test's SKIP_REGULAR_EXPRESSION) and passes.
@@ -242,6 +250,91 @@ elseif(KIND STREQUAL "compare")
     endif()
     expect("rc EQUAL zero" "Soft-RoCE and the simulator agree (softroce_compare status ${rc})")
   endif()
+
+elseif(KIND STREQUAL "perf")
+  # A decimal figure ("1234.56", "0.001046", "17") as an integer count of
+  # 10^-digits.
+  function(fixed text digits out_var)
+    if(NOT text MATCHES "^([0-9]+)(\\.([0-9]*))?")
+      message(FATAL_ERROR "softroce: '${text}' is not a number")
+    endif()
+    set(whole ${CMAKE_MATCH_1})
+    string(SUBSTRING "${CMAKE_MATCH_3}000000" 0 ${digits} frac)
+    math(EXPR scale "1")
+    foreach(_ RANGE 1 ${digits})
+      math(EXPR scale "${scale} * 10")
+    endforeach()
+    # "1" before the digits keeps their leading zeros out of the arithmetic.
+    math(EXPR v "${whole} * ${scale} + 1${frac} - ${scale}")
+    set(${out_var} ${v} PARENT_SCOPE)
+  endfunction()
+  file(READ "${RESULTS}/${STEP}.out" json)
+  string(REPLACE "," ";" SIZES "${SIZES}")
+  # Bandwidth is compared by message rate (the same ratio for one size),
+  # which perftest prints with 6 decimals, BW average with only 2.
+  if(LATENCY)
+    set(table lat)
+    set(field t_typical)
+    set(column 5)  # #bytes #iterations t_min t_max t_typical
+    set(digits 2)
+  else()
+    set(table bw)
+    set(field msg_rate_mpps)
+    set(column 5)  # #bytes #iterations BW peak BW average MsgRate
+    set(digits 6)
+  endif()
+  string(JSON rows LENGTH "${json}" ${table})
+  math(EXPR last_row "${rows} - 1")
+  foreach(size IN LISTS SIZES)
+    set(lab "")
+    foreach(i RANGE ${last_row})
+      string(JSON s GET "${json}" ${table} ${i} size)
+      if(s EQUAL size AND lab STREQUAL "")
+        string(JSON value GET "${json}" ${table} ${i} ${field})
+        fixed("${value}" ${digits} lab)
+      endif()
+    endforeach()
+    set(runs "")
+    foreach(again 1 2)
+      set(p "${PERFTEST_STEP}-${size}-${again}")
+      step_status("${p}" st)
+      step_status("${p}.server" sst)
+      expect("st EQUAL zero AND sst EQUAL zero" "${p} and its server exited with status 0")
+      file(STRINGS "${RESULTS}/${p}.out" lines REGEX "^ *${size} +[0-9]+ +[0-9.]+")
+      list(GET lines 0 line)
+      string(REGEX REPLACE "^ +" "" line "${line}")
+      string(REGEX REPLACE "[ \t]+" ";" cols "${line}")
+      math(EXPR at "${column} - 1")
+      list(GET cols ${at} v)
+      fixed("${v}" ${digits} h)
+      list(APPEND runs ${h})
+    endforeach()
+    list(GET runs 0 r1)
+    list(GET runs 1 r2)
+    if(LATENCY)
+      set(best ${r1})
+      if(r2 LESS r1)
+        set(best ${r2})
+      endif()
+    else()
+      set(best ${r1})
+      if(r2 GREATER r1)
+        set(best ${r2})
+      endif()
+    endif()
+    math(EXPR lab_x100 "${lab} * 100")
+    math(EXPR bound "${best} * ${PERCENT}")
+    math(EXPR ratio "${lab} * 1000 / ${best}")
+    math(EXPR spread "(${r1} - ${r2}) * 1000 / ${best}")
+    message("  ${size} B: ${field}: lab ${lab}, perftest ${r1} and ${r2} (units of 10^-${digits}); "
+            "lab/perftest ${ratio} per mille, perftest run 1 - run 2 ${spread} per mille")
+    if(LATENCY)
+      expect("lab_x100 LESS_EQUAL bound" "${size} B: t_typical at most ${PERCENT}% of perftest's")
+    else()
+      expect("lab_x100 GREATER_EQUAL bound"
+             "${size} B: BW average (message rate) at least ${PERCENT}% of perftest's")
+    endif()
+  endforeach()
 
 else()
   message(FATAL_ERROR "softroce: unknown KIND '${KIND}'")

@@ -4,7 +4,7 @@
 # 10.99.0.2, both in the initial network namespace.
 #
 #   in-vm.sh NAME=PATH...    the binaries to use: lab01-send-recv ...
-#                            lab13-mr-scope, lab15-ud, verbs_device_test,
+#                            lab17-perf, verbs_device_test,
 #                            softroce_dead_peer, rdmalab
 #
 # Every step leaves its result in $RDMALAB_VM_OUT (the host's results
@@ -265,6 +265,50 @@ run lab16-completions -- "$lab16" --backend verbs -d rxe0 --json
 capture_start lab16-completions-wire
 run lab16-completions-wire -- "$lab16" --backend verbs -d rxe1 --peer-dev rxe0 --json
 capture_stop
+
+# Lab 17 (performance) next to Debian's perftest on the same rxe link
+# (requester rxe1, responder rxe0), the same sizes and iterations, path MTU
+# 1024: ib_write_bw and ib_send_bw (-n 2000), ib_write_lat (-n 1000, 64
+# bytes). Each lab run sits between two runs of the perftest tool it is
+# compared with, so that a change of the VM's speed shows as a spread
+# between those two (which the check prints) instead of as a difference
+# between lab and perftest.
+#   perf_pair STEP TOOL ARGS...: the tool's server on rxe0, its client on rxe1
+perf_pair() {
+  local step=$1 tool=$2
+  shift 2
+  timeout -k 5 120 "$tool" -d rxe0 "$@" >"$out/$step.server.out" 2>&1 &
+  local server=$!
+  local _
+  for _ in $(seq 100); do
+    ss -ltn 2>/dev/null | grep -q ':18515 ' && break
+    sleep 0.1
+  done
+  run "$step" -- "$tool" -d rxe1 "$@" 10.99.0.1
+  wait "$server"
+  echo $? >"$out/$step.server.status"
+}
+lab17=${bin[lab17-perf]}
+lab17_wire=(--backend verbs -d rxe1 --peer-dev rxe0 --json)
+# At 64 KiB rxe in the VM ends SENDs with IBV_WC_REM_OP_ERR, perftest's and
+# the lab's alike: SEND bandwidth is measured at 64 and 4096 bytes.
+for size in 64 4096 65536; do
+  for op in write send; do
+    [[ $op == send && $size == 65536 ]] && continue
+    perf_pair "perftest-$op-bw-$size-1" "ib_${op}_bw" -F -x 1 -m 1024 -n 2000 -s "$size"
+    run "lab17-perf-$op-bw-$size" -- "$lab17" "${lab17_wire[@]}" --test bw --op "$op" \
+      -s "$size" -n 2000
+    perf_pair "perftest-$op-bw-$size-2" "ib_${op}_bw" -F -x 1 -m 1024 -n 2000 -s "$size"
+  done
+done
+# perftest uses no inline data on rxe ("Max inline data : 0[B]" in its
+# header): neither does the run compared with it; a second one with -I.
+perf_pair perftest-write-lat-64-1 ib_write_lat -F -x 1 -m 1024 -n 1000 -s 64
+run lab17-perf-write-lat-64 -- "$lab17" "${lab17_wire[@]}" --test lat -s 64 -n 1000
+perf_pair perftest-write-lat-64-2 ib_write_lat -F -x 1 -m 1024 -n 1000 -s 64
+run lab17-perf-write-lat-64-inline -- "$lab17" "${lab17_wire[@]}" --test lat -s 64 -n 1000 -I
+# The knob table on rxe.
+run lab17-perf-knobs -- "$lab17" "${lab17_wire[@]}" -s 64 -n 2000
 
 # Last, chapter 2's "Two rxe devices on your own machine" exactly as the
 # chapter shows it: the harness's own set-up is taken down first (deleting the

@@ -154,6 +154,9 @@ struct SendWqe {
   std::uint32_t received = 0;  // READ: response packets placed in order
   bool regap = false;          // READ: re-requested from regap_psn already
   std::uint32_t regap_psn = 0;
+  // NIC cost model (HostConfig::doorbell_ns ...): the first packet leaves
+  // no earlier than this (0 with the model off).
+  Time ready_at = 0;
 
   /// `*this = SendWqe{}`, member by member: post_send clears a slot for
   /// every request, and GCC clears the whole size for the assignment with
@@ -179,6 +182,7 @@ struct SendWqe {
     done = false;
     psn = 0;
     npkts = 1;
+    ready_at = 0;
     received = 0;
     regap = false;
     regap_psn = 0;
@@ -355,6 +359,8 @@ struct QpImpl {
   std::uint64_t tx_gen = 0;
   bool pause_wait = false;  // in its link's pause_waiters
   Time next_tx = 0;
+  // NIC cost model: when this QP's send engine is next free.
+  Time nic_free = 0;
   std::vector<std::uint8_t> scratch;  // gather buffer of one MTU
 
   // --- DCQCN (dcqcn_nic.cpp), only with FabricConfig::dcqcn ---

@@ -62,6 +62,9 @@ void QpImpl::pump() {
     }
     // --- DCQCN: request packets wait for the reaction point's rate ---
     if (req_work && rp) t = std::max(t, rp_next_tx);
+    // NIC cost model (HostConfig::doorbell_ns ...): a request waits until
+    // its WQE (and its payload) have been fetched; 0 with the model off.
+    if (req_work && tx_index < sq_count) t = std::max(t, wqe_at(tx_index).ready_at);
     if (t > engine->now) {
       tx_scheduled = true;
       engine->schedule(t, EventKind::QpTx, id, ++tx_gen);

@@ -482,6 +482,10 @@ void QpImpl::complete_send(SendWqe& w, ibv_wc_status status) {
       // atomic, and so does the simulator (rxe wins where the spec is silent).
       if (status == IBV_WC_SUCCESS)
         wc->byte_len = is_rd_atomic(w) && w.opcode != IBV_WR_RDMA_READ ? 8 : w.length;
+      // NIC cost model (HostConfig::cqe_write_ns; 0 = off): the CQE's DMA
+      // write takes the send engine's time, after what it was already doing.
+      if (const Time c = device->config().cqe_write_ns; c > 0)
+        nic_free = std::max(nic_free, engine->now) + c;
     }
   }
   if (w.started && is_rd_atomic(w) && !w.done) --rd_atomic_outstanding;

@@ -587,6 +587,7 @@ int QueuePair::query(ibv_qp_attr& attr, int /*mask*/, ibv_qp_init_attr& init) co
 
 int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   QpImpl& q = *impl_;
+  const ibv_send_wr* const first_wr = wr;  // NIC cost model: one doorbell per call
   for (; wr != nullptr; wr = wr->next) {
     int err = 0;
     const bool state_ok = q.state == IBV_QPS_RTS || q.state == IBV_QPS_SQD ||
@@ -682,6 +683,18 @@ int QueuePair::post_send(ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         q.sq_sge[slot * q.cap.max_send_sge + static_cast<std::size_t>(i)] = wr->sg_list[i];
     }
     ++q.sq_count;
+    // --- NIC cost model (HostConfig::doorbell_ns ...; all 0 = off) ---
+    // The QP's send engine takes the doorbell (the first WR of this call)
+    // and then fetches this WQE, after what it was already doing; the first
+    // packet waits for that, and for the payload's DMA read unless inline.
+    if (const HostConfig& nic = q.device->config();
+        nic.doorbell_ns + nic.wqe_fetch_ns + nic.payload_fetch_ns > 0) {
+      Time t = std::max(q.nic_free, q.engine->now);
+      if (wr == first_wr) t += nic.doorbell_ns;
+      t += nic.wqe_fetch_ns;
+      q.nic_free = t;
+      w.ready_at = t + (is_inline ? 0 : nic.payload_fetch_ns);
+    }
     if (q.state == IBV_QPS_ERR) q.flush_all(IBV_WC_WR_FLUSH_ERR);
   }
   q.pump();

@@ -361,6 +361,14 @@ class SimBackendImpl final : public SimBackend {
     }
     if (o.port_mtu != 0)
       for (auto& h : o.hosts) h.port_mtu = o.port_mtu;
+    if (const auto& c = o.nic_costs;
+        c.doorbell_ns + c.wqe_fetch_ns + c.payload_fetch_ns + c.cqe_write_ns > 0)
+      for (auto& h : o.hosts) {
+        h.doorbell_ns = c.doorbell_ns;
+        h.wqe_fetch_ns = c.wqe_fetch_ns;
+        h.payload_fetch_ns = c.payload_fetch_ns;
+        h.cqe_write_ns = c.cqe_write_ns;
+      }
     for (const auto& h : o.hosts) devices_.push_back(&fabric_.add_host(h));
     if (o.topology) topology_ = sim::connect_topology(fabric_, *o.topology, devices_);
     if (!o.capture_path.empty()) fabric_.start_capture(o.capture_path, o.snaplen);

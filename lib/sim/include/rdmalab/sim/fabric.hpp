@@ -144,6 +144,23 @@ struct HostConfig {
   /// serialisation time. 0 for a hardware NIC at line rate; tens of
   /// microseconds model a software NIC such as Soft-RoCE.
   Time tx_packet_ns = 0;
+
+  // --- The NIC cost model of the send path (all 0 = off) -----------------
+  // Each QP's send engine is one serial resource: it handles the doorbells,
+  // WQE fetches and CQE writes asked of it in order, each for its cost. A
+  // WQE's packets leave no earlier than its fetch is done plus, unless it is
+  // inline, the payload's DMA read latency (which overlaps the next fetch).
+  /// Per doorbell (one ibv_post_send, however many WRs it chains): the MMIO
+  /// write that tells the NIC there is work.
+  Time doorbell_ns = 0;
+  /// Per WQE: the NIC reads the descriptor from host memory over PCIe.
+  Time wqe_fetch_ns = 0;
+  /// Per WQE without IBV_SEND_INLINE: the latency of the payload's DMA read
+  /// before its first packet can leave (an inline WQE carries its data).
+  Time payload_fetch_ns = 0;
+  /// Per send completion written (a signalled WQE, or any with sq_sig_all):
+  /// the CQE's DMA write.
+  Time cqe_write_ns = 0;
 };
 
 /// Deviations from the IBTA that reproduce Soft-RoCE (rdma_rxe) behaviour.

@@ -27,6 +27,11 @@ struct SimBackendOptions {
   std::vector<sim::HostConfig> hosts;
   /// Non-zero: the port MTU of every host (replaces HostConfig::port_mtu).
   std::uint32_t port_mtu = 0;
+  /// Not all 0: the NIC cost model of every host (replaces HostConfig's
+  /// doorbell_ns, wqe_fetch_ns, payload_fetch_ns and cqe_write_ns).
+  struct NicCosts {
+    sim::Time doorbell_ns = 0, wqe_fetch_ns = 0, payload_fetch_ns = 0, cqe_write_ns = 0;
+  } nic_costs;
   /// When set, every frame on the simulated wire is written to this pcap.
   std::string capture_path;
   std::uint32_t snaplen = 0;  // 0: whole frames
