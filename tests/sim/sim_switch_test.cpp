@@ -4,7 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,8 +70,10 @@ struct Net {
     host->dev = &fabric.add_host(h);
     host->buf.assign(bytes, 0);
     host->pd = host->dev->alloc_pd();
-    host->mr = host->pd->reg_mr(host->buf.data(), host->buf.size(),
-                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    // At a fixed IOVA, so that RETHs (and captures) do not depend on the heap.
+    host->mr = host->pd->reg_mr_iova(host->buf.data(), host->buf.size(),
+                                     0x10000000ULL + (std::uint64_t{n} << 24),
+                                     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     host->cq = host->dev->create_cq(4096);
     hosts.push_back(std::move(host));
     return *hosts.back();
@@ -769,4 +775,41 @@ TEST_CASE("ECN + DCQCN incast: CNPs instead of pauses, and the four senders' rat
     CAPTURE(i);
     CHECK(std::abs(rate_sum[i] / static_cast<double>(samples) - mean) <= 0.1 * mean);
   }
+}
+
+TEST_CASE("a switched capture for tshark: PFC frames and CE marks, the same bytes every run") {
+  // tests/data/sim_switch_pfc.pcap, which the tshark check "switch" reads,
+  // is this run: 3 senders WRITE 32 KiB each through one switch (PFC on
+  // priority 3 with XOFF at 16 KiB, so that pauses come; ECN on class 3
+  // with Kmin 0, Kmax 1 byte, so that every ECT frame leaving behind
+  // another is marked), captured at the receiving ports. The same seed
+  // gives the same bytes; RDMALAB_WRITE_TEST_DATA=1 rewrites the file.
+  sim::SwitchConfig sc;
+  sc.pfc[3].enabled = true;
+  sc.pfc[3].xoff_bytes = 16 * 1024;
+  sc.pfc[3].resume_offset_bytes = 8 * 1024;
+  sc.ecn[3].enabled = true;
+  sc.ecn[3].kmin_bytes = 0;
+  sc.ecn[3].kmax_bytes = 1;
+  Incast inc(3, sc, kTcEct, 1, sim::CapturePoint::ReceiverPort);
+  const std::string path = simtest::temp_pcap("switch_data");
+  inc.net.fabric.start_capture(path);
+  CHECK(inc.run(32 * 1024));
+  inc.net.fabric.stop_capture();
+  std::uint64_t pauses = 0;
+  for (std::size_t p = 1; p <= 3; ++p) {
+    const auto st = inc.net.fabric.switch_port_stats(inc.sw, p);
+    pauses += st.tx_pause[3] + st.tx_xon[3];
+  }
+  CHECK(pauses > 0);
+  CHECK(inc.net.fabric.switch_port_stats(inc.sw, 0).tc[3].ecn_marked > 0);
+  const std::string data = std::string(RDMALAB_TEST_DATA) + "/sim_switch_pfc.pcap";
+  const auto slurp = [](const std::string& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  if (const char* w = std::getenv("RDMALAB_WRITE_TEST_DATA"); w != nullptr && w[0] == '1')
+    std::filesystem::copy_file(path, data, std::filesystem::copy_options::overwrite_existing);
+  CHECK(slurp(path) == slurp(data));
+  std::remove(path.c_str());
 }

@@ -494,9 +494,55 @@ def check_dcqcn(env):
     print("dcqcn: " + ", ".join(f"{k} {v}" for k, v in seen.items()))
 
 
+def check_switch(env):
+    """The simulator's switches on the wire (sim_switch_pfc.pcap, written by
+    tests/sim/sim_switch_test.cpp: a 3:1 incast with PFC and ECN, captured at
+    the hosts' ports). Wireshark decodes every pause frame as 802.1Qbb for
+    priority 3 alone (macc.cbfc.enbv 0x0008) with 0xFFFF quanta (XOFF) or
+    0 (XON); its pause frames, XONs and CE marks are as many as rdmapcap
+    counts; no frame is malformed and the plugin finds every ICRC good."""
+    capture = os.path.join(env.data, "sim_switch_pfc.pcap")
+    names = ["macc.cbfc.enbv", "macc.cbfc.pause_time.c3", "ip.dsfield.ecn", "infiniband.bth.opcode",
+             "rdmalab.icrc.status", "_ws.malformed"]
+    args = ["-2", "-T", "fields", "-e", "frame.number"]
+    for n in names:
+        args += ["-e", n]
+    rows = fields_by_frame(env.tshark(capture, *args))
+    col = {n: i for i, n in enumerate(names)}
+    seen = collections.Counter()
+    for frame, got in sorted(rows.items()):
+        if got[col["_ws.malformed"]] != "":
+            fail(f"frame {frame}: malformed")
+        if got[col["macc.cbfc.enbv"]] != "":
+            if int(got[col["macc.cbfc.enbv"]], 0) != 0x08:
+                fail(f"frame {frame}: class-enable vector {got[col['macc.cbfc.enbv']]}, want 0x0008")
+            quanta = int(got[col["macc.cbfc.pause_time.c3"]], 0)
+            if quanta not in (0, 0xFFFF):
+                fail(f"frame {frame}: priority 3 quanta {quanta}, want 65535 or 0")
+            seen["xon" if quanta == 0 else "xoff"] += 1
+            continue
+        if got[col["rdmalab.icrc.status"]] not in ("good", "1"):
+            fail(f"frame {frame}: rdmalab.icrc.status {got[col['rdmalab.icrc.status']]!r}")
+        seen["ce"] += int(got[col["ip.dsfield.ecn"]], 0) == 3
+    res = subprocess.run([env.rdmapcap, "summary", "--json", "--link-speed", "100G", "--lang", "en",
+                          capture], capture_output=True, text=True, check=False)
+    if res.returncode not in (0, 1):
+        fail(f"rdmapcap failed ({res.returncode}) on {capture}\n{res.stderr}")
+    summary = json.loads(res.stdout)
+    frames = sum(p["frames"] for p in summary["pfc"])
+    xon = sum(p["xon_frames"] for p in summary["pfc"])
+    ce = sum(ch.get("ecn_ce", 0) for c in summary["conversations"] for ch in c["channels"])
+    if seen["xoff"] == 0 or seen["ce"] == 0:
+        fail(f"sim_switch_pfc.pcap: {dict(seen)}, want pause frames and CE marks")
+    if (seen["xoff"] + seen["xon"], seen["xon"], seen["ce"]) != (frames, xon, ce):
+        fail(f"tshark {dict(seen)}; rdmapcap pause frames {frames}, XON {xon}, CE {ce}")
+    print("switch: " + ", ".join(f"{k} {v}" for k, v in seen.items()))
+
+
 CHECKS = {
     "congestion": check_congestion,
     "dcqcn": check_dcqcn,
+    "switch": check_switch,
     "events": check_events,
     "single_pass": check_single_pass,
     "filters": check_filters,
