@@ -169,7 +169,7 @@ void bench_all_to_all() {
   spec.switch_config.pfc[3].enabled = true;
   spec.switch_config.ecn[3].enabled = true;
   const sim::Topology t = sim::build_topology(fabric, spec);
-  auto nodes = nodes_of(t, 64 * 1024);
+  auto nodes = nodes_of(t, 64UL * 1024);
   const std::size_t n = nodes.size();
   // One QP per ordered pair; each host walks its peers in turn, one WRITE
   // of 64 KiB in flight per QP, starting at a different peer per host.

@@ -30,8 +30,6 @@ using namespace rdmalab;
 // a Middle/Last does not; an ACK carries an AETH (4).
 constexpr std::size_t kWriteFirst = 14 + 20 + 8 + 12 + 16 + 4096 + 4;  // 4170
 constexpr std::size_t kWriteMiddle = 14 + 20 + 8 + 12 + 4096 + 4;      // 4154
-// Preamble, start delimiter and inter-frame gap: 20 bytes on the wire.
-constexpr std::size_t kOverhead = 20;
 // RoCE data in DSCP 26 (traffic class 3 on the default switch map), ECT(0).
 constexpr std::uint8_t kTcLossless = 26 << 2;
 constexpr std::uint8_t kTcEct = (26 << 2) | 2;
@@ -529,7 +527,7 @@ TEST_CASE("ECMP keeps a flow on one spine: no reordering") {
       last = p.psn;
     }
   CHECK(in_order);
-  CHECK(std::memcmp(tp.net.hosts[0]->buf.data(), tp.net.hosts[1]->buf.data(), 256 * 1024) == 0);
+  CHECK(std::memcmp(tp.net.hosts[0]->buf.data(), tp.net.hosts[1]->buf.data(), 256UL * 1024) == 0);
   std::remove(path.c_str());
 }
 
@@ -587,7 +585,7 @@ TEST_CASE("adaptive routing sprays one flow over both spines; the message comple
   }
   CHECK(reordered);
   CHECK(naks == 0);
-  CHECK(std::memcmp(tp.net.hosts[0]->buf.data(), rx.buf.data(), 64 * 1024) == 0);
+  CHECK(std::memcmp(tp.net.hosts[0]->buf.data(), rx.buf.data(), 64UL * 1024) == 0);
   std::remove(path.c_str());
 }
 
@@ -610,6 +608,7 @@ sim::Time victim_fct(std::uint8_t victim_tclass) {
     senders.push_back(&net.add(static_cast<std::uint8_t>(10 + i), 4 << 20));
   for (const auto& h : net.hosts) net.fabric.connect(*h->dev, sw, link_100g());
   std::vector<Net::Flow> incast;
+  incast.reserve(senders.size());
   for (Host* h : senders) incast.push_back(net.flow(*h, r, kTcLossless));
   const Net::Flow victim = net.flow(s, w, victim_tclass);
   for (std::size_t i = 0; i < incast.size(); ++i) Net::write(incast[i], 0, 4 << 20, i);
@@ -688,7 +687,9 @@ link leaf1 b
       {"switch s pfc=9\n", "line 1"},
       {"switch s\n", "no host"},
   };
-  for (const auto& [input, where] : bad) {
+  for (const auto& entry : bad) {
+    const char* input = entry.first;
+    const char* where = entry.second;
     CAPTURE(input);
     sim::Fabric g;
     try {
@@ -727,7 +728,7 @@ TEST_CASE("ECN + DCQCN incast: CNPs instead of pauses, and the four senders' rat
   const sim::DcqcnParams dp = sim::hpcc_dcqcn(100'000'000'000);
   sc.ecn[3] = sim::EcnConfig::from(dp.ecn);
   sc.pfc[3].enabled = true;
-  sc.pfc[3].xoff_bytes = 512 * 1024;
+  sc.pfc[3].xoff_bytes = 512UL * 1024;
   sim::FabricConfig fc;
   fc.dcqcn = dp;
   Net net(fc);
@@ -786,8 +787,8 @@ TEST_CASE("a switched capture for tshark: PFC frames and CE marks, the same byte
   // gives the same bytes; RDMALAB_WRITE_TEST_DATA=1 rewrites the file.
   sim::SwitchConfig sc;
   sc.pfc[3].enabled = true;
-  sc.pfc[3].xoff_bytes = 16 * 1024;
-  sc.pfc[3].resume_offset_bytes = 8 * 1024;
+  sc.pfc[3].xoff_bytes = 16UL * 1024;
+  sc.pfc[3].resume_offset_bytes = 8UL * 1024;
   sc.ecn[3].enabled = true;
   sc.ecn[3].kmin_bytes = 0;
   sc.ecn[3].kmax_bytes = 1;

@@ -53,8 +53,8 @@ inline constexpr std::size_t kTrafficClasses = 8;
 /// RED-style ECN marking on one traffic class's egress queues.
 struct EcnConfig {
   bool enabled = false;
-  std::uint64_t kmin_bytes = 100 * 1000;
-  std::uint64_t kmax_bytes = 400 * 1000;
+  std::uint64_t kmin_bytes = 100'000;
+  std::uint64_t kmax_bytes = 400'000;
   double pmax = 0.2;
 
   /// Marking on, with the thresholds a DCQCN preset pairs with its NIC
@@ -69,14 +69,14 @@ struct PfcConfig {
   bool enabled = false;
   /// Bytes an ingress port may have in the buffer for this priority before
   /// it pauses its upstream.
-  std::uint64_t xoff_bytes = 128 * 1024;
+  std::uint64_t xoff_bytes = 128 * 1024ULL;
   /// XON is sent when the ingress port's bytes fall below
   /// xoff_bytes - resume_offset_bytes.
-  std::uint64_t resume_offset_bytes = 16 * 1024;
+  std::uint64_t resume_offset_bytes = 16 * 1024ULL;
   /// Bytes accepted after XOFF (frames already on the wire and the ones the
   /// upstream sends before it has heard the pause). A frame beyond it is
   /// dropped and counted as a headroom overflow: a misconfiguration.
-  std::uint64_t headroom_bytes = 64 * 1024;
+  std::uint64_t headroom_bytes = 64 * 1024ULL;
 };
 
 enum class Scheduling : std::uint8_t { StrictPriority, Dwrr };
