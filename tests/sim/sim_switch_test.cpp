@@ -814,3 +814,70 @@ TEST_CASE("a switched capture for tshark: PFC frames and CE marks, the same byte
   CHECK(slurp(path) == slurp(data));
   std::remove(path.c_str());
 }
+
+TEST_CASE("PFC between switches: a pause spreads upstream, and an XON resumes at once") {
+  // dumbbell:2 (h0, h1 on the left switch; h2, h3 on the right), every link
+  // 100 Gb/s and 1 us. h0 (across the inter-switch link) and h3 (beside h2)
+  // each WRITE 256 KiB to h2: the right switch's port to h2 is the
+  // bottleneck, so the right switch pauses the inter-switch link (and h3),
+  // the left switch's queue towards it grows and it pauses h0 in turn. The
+  // bottleneck never idles: an XON goes out when an ingress port's bytes
+  // fall under 112 KiB, 9 us of draining, and takes 1 us to arrive. So the 128 frames of 4190 wire
+  // bytes leave the bottleneck back to back: 128 x 335.2 ns = 42.9 us, plus the first frame's three
+  // hops (3 x (335 + 1000) ns) and the last ACK's way back (3 us): under
+  // 50 us. A pause that only ended when its 0xFFFF quanta (335.5 us) ran out
+  // would take far longer.
+  sim::FabricConfig fc;
+  Net net(fc);
+  sim::TopologySpec spec = *sim::TopologySpec::parse("dumbbell:2");
+  spec.host_link = link_100g();
+  spec.fabric_link = link_100g();
+  spec.switch_config.pfc[3].enabled = true;
+  const sim::Topology topo = sim::build_topology(net.fabric, spec);
+  for (sim::Device* d : topo.hosts) {
+    auto h = std::make_unique<Host>();
+    h->dev = d;
+    h->buf.assign(2 << 20, 0);
+    h->pd = d->alloc_pd();
+    h->mr = h->pd->reg_mr(h->buf.data(), h->buf.size(),
+                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    h->cq = d->create_cq(4096);
+    net.hosts.push_back(std::move(h));
+  }
+  Host& h0 = *net.hosts[0];
+  Host& h1 = *net.hosts[3];  // h3, on the right switch
+  Host& h2 = *net.hosts[2];
+  fill(h0, 11);
+  fill(h1, 22);
+  const auto f0 = net.flow(h0, h2, kTcLossless);
+  const auto f1 = net.flow(h1, h2, kTcLossless);
+  Net::write(f0, 0, 1 << 20, 0);
+  Net::write(f1, 1 << 20, 1 << 20, 1);
+  int done = 0;
+  net.fabric.run_until([&] {
+    ibv_wc wc{};
+    while (h0.cq->poll_now(1, &wc) == 1 || h1.cq->poll_now(1, &wc) == 1) {
+      CHECK(wc.status == IBV_WC_SUCCESS);
+      ++done;
+    }
+    return done == 2;
+  });
+  CHECK(done == 2);
+  CHECK(net.fabric.now() < 180 * sim::kMicrosecond);
+  CHECK(std::memcmp(h2.buf.data(), h0.buf.data(), 1 << 20) == 0);
+  CHECK(std::memcmp(h2.buf.data() + (1 << 20), h1.buf.data(), 1 << 20) == 0);
+  // Port 0 of each switch is the inter-switch link: the right switch paused
+  // it, the left one heard every pause; the left switch paused h0 (its
+  // port 1) in turn.
+  const auto left = net.fabric.switch_port_stats(topo.switches[0], 0);
+  const auto right = net.fabric.switch_port_stats(topo.switches[1], 0);
+  CHECK(right.tx_pause[3] > 0);
+  CHECK(left.rx_pause[3] == right.tx_pause[3]);
+  CHECK(left.rx_pause_duration[3] > 0);
+  CHECK(net.fabric.switch_port_stats(topo.switches[0], 1).tx_pause[3] > 0);
+  std::uint64_t drops = 0;
+  for (const auto sw : topo.switches)
+    for (std::size_t p = 0; p < net.fabric.switch_ports(sw); ++p)
+      drops += net.fabric.switch_port_stats(sw, p).tc[3].dropped;
+  CHECK(drops == 0);
+}

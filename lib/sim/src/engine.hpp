@@ -64,7 +64,7 @@ enum class EventKind : std::uint8_t {
   AckFlush,
   ArTimer,
   LinkHead,
-  SwitchTx,    // a = switch port: try to start its next frame
+  SwitchTx,    // a = switch port, b = its tx_gen: try to start its next frame
   PfcRefresh,  // a = switch port, b = generation << 8 | priority: renew a pause
 };
 
@@ -512,7 +512,11 @@ struct SwitchPort {
   std::array<std::uint32_t, kTrafficClasses> pfc_gen{};
   std::array<std::int64_t, kTrafficClasses> deficit{};
   std::uint8_t dwrr_next = 0;
-  bool tx_pending = false;  // a SwitchTx event is scheduled
+  bool tx_pending = false;  // a SwitchTx event is scheduled, for tx_at
+  Time tx_at = 0;
+  /// The SwitchTx event that counts: an earlier kick (an XON, a frame of a
+  /// class that is not paused) supersedes a later one.
+  std::uint64_t tx_gen = 0;
   SwitchPortStats stats;
   /// A capture of this port's frames, both ways (Fabric::start_port_capture).
   std::unique_ptr<capture::PcapWriter> tap;
@@ -608,7 +612,7 @@ struct Engine {
   std::uint32_t device_of_ip(const std::uint8_t* ip, bool v4) const noexcept;
   /// A frame arrived whole at switch port `port`.
   void switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_t length);
-  void switch_tx(std::uint32_t port);
+  void switch_tx(std::uint32_t port, std::uint64_t gen);
   void kick_port(std::uint32_t port, Time at);
   void send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta);
   /// `what`: the priority, and above bit 8 the pfc_gen of the pause renewed.

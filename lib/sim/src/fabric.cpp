@@ -180,7 +180,7 @@ bool Engine::step() {
     return true;
   }
   if (e.kind == EventKind::SwitchTx) {
-    switch_tx(e.a);
+    switch_tx(e.a, e.b);
     return true;
   }
   if (e.kind == EventKind::PfcRefresh) {

@@ -408,13 +408,16 @@ void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_
 
 void Engine::kick_port(std::uint32_t port, Time at) {
   SwitchPort& p = sw_ports[port];
-  if (p.tx_pending) return;
+  const Time t = std::max(at, now);
+  if (p.tx_pending && p.tx_at <= t) return;
   p.tx_pending = true;
-  schedule(std::max(at, now), EventKind::SwitchTx, port, 0);
+  p.tx_at = t;
+  schedule(t, EventKind::SwitchTx, port, ++p.tx_gen);
 }
 
-void Engine::switch_tx(std::uint32_t port) {
+void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
   SwitchPort& p = sw_ports[port];
+  if (gen != p.tx_gen) return;  // superseded by an earlier kick
   p.tx_pending = false;
   Link& ln = *p.out;
   if (ln.busy_until > now) {
