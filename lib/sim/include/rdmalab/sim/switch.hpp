@@ -94,8 +94,11 @@ struct SwitchConfig {
   /// RoCE deployments configure.
   std::array<std::uint8_t, 64> dscp_to_tc = default_dscp_map();
   Scheduling scheduling = Scheduling::StrictPriority;
-  /// DWRR quantum of each class, in bytes per round.
-  std::array<std::uint32_t, kTrafficClasses> dwrr_quantum{};
+  /// DWRR quantum of each class, in bytes per round: a class's share of a
+  /// busy port is its quantum over the sum of the busy classes' quanta.
+  /// Equal by default.
+  std::array<std::uint32_t, kTrafficClasses> dwrr_quantum = {4096, 4096, 4096, 4096,
+                                                             4096, 4096, 4096, 4096};
   std::array<EcnConfig, kTrafficClasses> ecn{};
   std::array<PfcConfig, kTrafficClasses> pfc{};
   Routing routing = Routing::Ecmp;
