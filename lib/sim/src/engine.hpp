@@ -486,6 +486,9 @@ struct QpImpl {
   }
 };
 
+/// Sets CE in a frame's IP header (IPv4 checksum recomputed; see fabric.cpp).
+void mark_ce(std::uint8_t* frame, std::size_t ip_off, bool v4) noexcept;
+
 /// A frame waiting in a switch's egress queue.
 struct QueuedFrame {
   std::uint32_t buffer;

@@ -330,24 +330,24 @@ void fill_udp6_checksum(std::uint8_t* frame, std::size_t n, std::size_t ip_off) 
   frame[udp + 7] = static_cast<std::uint8_t>(c);
 }
 
-// --- DCQCN test tool: LinkConfig::ce_marks ---
+}  // namespace
+
 // Sets the ECN field of the frame's IP header to CE (11b). IPv4 covers the
 // TOS byte with its header checksum, which is recomputed; the ICRC masks
-// both, so it stays valid.
+// both, so it stays valid. Used by LinkConfig::ce_marks and by the switches.
 void mark_ce(std::uint8_t* frame, std::size_t ip_off, bool v4) noexcept {
   if (v4) {
     frame[ip_off + 1] |= 0x03;
     frame[ip_off + 10] = 0;
     frame[ip_off + 11] = 0;
-    const std::uint16_t c = wire::ipv4_checksum(wire::Bytes(frame + ip_off, 20));
+    const std::size_t ihl = static_cast<std::size_t>(frame[ip_off] & 0x0F) * 4;
+    const std::uint16_t c = wire::ipv4_checksum(wire::Bytes(frame + ip_off, ihl));
     frame[ip_off + 10] = static_cast<std::uint8_t>(c >> 8);
     frame[ip_off + 11] = static_cast<std::uint8_t>(c);
   } else {
     frame[ip_off + 1] |= 0x30;  // traffic class bits 1:0 are byte 1's bits 5:4
   }
 }
-
-}  // namespace
 
 void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   spec.ip_id = ip_id++;

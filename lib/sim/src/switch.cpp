@@ -68,22 +68,6 @@ bool view_l3(const std::uint8_t* f, std::size_t n, L3View& v) noexcept {
   return true;
 }
 
-// Sets the ECN field of the frame's IP header to CE; IPv4's header checksum
-// follows (the ICRC masks these bits).
-void mark_ce(std::uint8_t* f, const L3View& v) noexcept {
-  if (v.v4) {
-    f[v.ip + 1] = static_cast<std::uint8_t>(f[v.ip + 1] | kEcnCe);
-    f[v.ip + 10] = 0;
-    f[v.ip + 11] = 0;
-    const std::size_t ihl = static_cast<std::size_t>(f[v.ip] & 0x0F) * 4;
-    const std::uint16_t c = wire::ipv4_checksum(wire::Bytes(f + v.ip, ihl));
-    f[v.ip + 10] = static_cast<std::uint8_t>(c >> 8);
-    f[v.ip + 11] = static_cast<std::uint8_t>(c);
-  } else {
-    f[v.ip + 1] = static_cast<std::uint8_t>(f[v.ip + 1] | (kEcnCe << 4));
-  }
-}
-
 std::uint64_t mix64(std::uint64_t x) noexcept {
   x ^= x >> 33;
   x *= 0xFF51AFD7ED558CCDull;
@@ -483,7 +467,7 @@ void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
   bool marked = false;
   if (ecn.enabled && view_l3(f, qf.length, v) && (v.tos & 3) != 0 && (v.tos & 3) != kEcnCe &&
       sw.rng.chance(mark_probability(ecn, qs.queue_bytes))) {
-    mark_ce(f, v);
+    mark_ce(f, v.ip, v.v4);
     ++qs.ecn_marked;
     marked = true;
   }
