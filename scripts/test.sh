@@ -35,7 +35,8 @@ for preset in "${presets[@]}"; do
   scripts/build.sh "$preset"
   phase_done "$preset build"
   if [[ "$preset" == fuzz ]]; then
-    ctest --test-dir "build/$preset" -L fuzz --output-on-failure || status=1
+    # Each target is one single-threaded process: one per core.
+    ctest --test-dir "build/$preset" -L fuzz --output-on-failure -j "$(nproc)" || status=1
   else
     # One VM boot per run is enough: the sanitizer build skips the softroce label.
     exclude=fuzz

@@ -12,10 +12,20 @@ runner=${2:-run-clang-tidy}
 [[ -f "$build/compile_commands.json" ]] || { echo "tidy: no $build/compile_commands.json"; exit 1; }
 root=$(pwd)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+db=$(mktemp -d)
+trap 'rm -rf "$log" "$db"' EXIT
+# The build's commands without the shared precompiled header: GCC's .gch is
+# not clang's, and each source must name the headers it uses on its own.
+python3 - "$build/compile_commands.json" "$db/compile_commands.json" <<'PY'
+import json, re, sys
+entries = json.load(open(sys.argv[1]))
+for e in entries:
+    e["command"] = re.sub(r" -include \S*cmake_pch\.hxx| -Winvalid-pch", "", e["command"])
+json.dump(entries, open(sys.argv[2], "w"))
+PY
 # One job per core; -quiet drops the per-file banner, the findings remain.
 # run-clang-tidy asks clang-tidy for colour whatever the output is: strip it.
-"$runner" -p "$build" -quiet -j "$(nproc)" "^$root/(lib|dissect|labs|tools|bench)/" 2>&1 |
+"$runner" -p "$db" -quiet -j "$(nproc)" "^$root/(lib|dissect|labs|tools|bench)/" 2>&1 |
   sed -E 's/\x1b\[[0-9;]*m//g' >"$log"
 status=${PIPESTATUS[0]}
 findings=$(grep -cE '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$log")
