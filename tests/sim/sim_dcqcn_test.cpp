@@ -286,6 +286,11 @@ TEST_CASE("DCQCN NP: every packet CE-marked, CNPs no closer than the interval") 
   CHECK(p.qb->stats().np_ecn_marked_roce_packets == 1024);
   CHECK(p.qb->stats().np_cnp_sent == 23);
   CHECK(p.qa->stats().rp_cnp_handled == 23);
+  // The NICs' port counters say the same (one QP each).
+  CHECK(p.b.counters().np_ecn_marked_roce_packets == 1024);
+  CHECK(p.b.counters().np_cnp_sent == 23);
+  CHECK(p.a.counters().rp_cnp_handled == 23);
+  CHECK(p.a.counters().np_cnp_sent == 0);
 
   const auto all = simtest::read_capture(path);
   std::vector<Pkt> cnps;

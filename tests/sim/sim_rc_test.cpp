@@ -107,6 +107,21 @@ TEST_CASE("PSN 1 dropped in two 3072-byte WRITEs: one NAK(PSN 1), then PSNs 1-5 
   CHECK(p.qa->stats().retransmitted_packets == 5);
   CHECK(rsp.back().syndrome == 0x1F);
   CHECK(rsp.back().psn == 5);
+
+  // The devices' counters, as mlx5 names them. PSNs 2-5 arrived while PSN 1
+  // was expected: 4 out of sequence at the responder; one sequence NAK made
+  // the requester resend; no timer expired, nothing was a duplicate.
+  const auto ca = p.a.counters();
+  const auto cb = p.b.counters();
+  CHECK(cb.out_of_sequence == 4);
+  CHECK(cb.duplicate_request == 0);
+  CHECK(ca.packet_seq_err == 1);
+  CHECK(ca.local_ack_timeout_err == 0);
+  CHECK(ca.retry_exceeded_err == 0);
+  // Like a NIC's, they outlive the QP.
+  REQUIRE(p.pd_b->destroy_qp(p.qb) == 0);
+  p.qb = nullptr;
+  CHECK(p.b.counters().out_of_sequence == 4);
 }
 
 TEST_CASE(
@@ -478,6 +493,10 @@ TEST_CASE("a duplicate WRITE (its ACK lost) is re-ACKed, not re-executed, tail l
   CHECK(p.qb->stats().acks_sent == 3);
   CHECK(p.qa->stats().timeouts == 1);
   CHECK(p.fabric.now() >= 4096 << 10);
+  // Both packets of the WRITE came again after the timeout: 2 duplicates.
+  CHECK(p.b.counters().duplicate_request == 2);
+  CHECK(p.a.counters().local_ack_timeout_err == 1);
+  CHECK(p.a.counters().packet_seq_err == 0);
 }
 
 TEST_CASE("a bit flipped on the wire: the receiver drops the packet for its ICRC, NAK, resend") {
@@ -584,6 +603,9 @@ TEST_CASE("retry_cnt 7: 7 retries by the IBTA, forever with the rxe-compatible s
     REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 64, 0, 1) == 0);
     CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_RETRY_EXC_ERR);
     CHECK(p.qa->stats().packets_sent == 8);  // 1 + 7 retries
+    // Each of the 8 sends timed out; the 8th expiry found no retry left.
+    CHECK(p.a.counters().local_ack_timeout_err == 8);
+    CHECK(p.a.counters().retry_exceeded_err == 1);
   }
   c.fabric.rxe.retry_cnt_7_infinite = true;
   Pair p(c);

@@ -390,6 +390,7 @@ void QpImpl::on_nak(std::uint32_t psn, wire::Aeth a) {
   ack_upto(psn_add(psn, -1));
   const auto code = static_cast<NakCode>(a.value());
   if (code == NakCode::PsnSequenceError) {
+    ++stats.seq_err_naks_received;
     go_back_n(psn);
     return;
   }
@@ -554,6 +555,7 @@ void QpImpl::restart_from(std::uint32_t p) {
 void QpImpl::go_back_n(std::uint32_t psn) {
   const bool infinite = engine->cfg.rxe.retry_cnt_7_infinite && attr.retry_cnt == 7;
   if (!spend_retry(retry_left, infinite)) {
+    ++stats.retries_exceeded;
     enter_error(IBV_WC_RETRY_EXC_ERR);
     return;
   }

@@ -405,6 +405,32 @@ const QueuePair::Stats& QueuePair::stats() const noexcept {
 
 namespace {
 
+void add_counts(Device::Counters& c, const QueuePair::Stats& s) noexcept {
+  c.out_of_sequence += s.out_of_sequence_dropped;
+  c.duplicate_request += s.duplicates_received;
+  c.packet_seq_err += s.seq_err_naks_received;
+  c.local_ack_timeout_err += s.timeouts;
+  c.retry_exceeded_err += s.retries_exceeded;
+  c.rnr_nak_retry_err += s.rnr_naks_received;
+  c.np_ecn_marked_roce_packets += s.np_ecn_marked_roce_packets;
+  c.np_cnp_sent += s.np_cnp_sent;
+  c.rp_cnp_handled += s.rp_cnp_handled;
+}
+
+}  // namespace
+
+Device::Counters Device::counters() const noexcept {
+  Counters c = retired_;
+  for (const auto& [qpn, qp] : qps_) add_counts(c, qp->stats);
+  return c;
+}
+
+void Device::retire_counters(const QpImpl& qp) noexcept {
+  add_counts(retired_, qp.stats);
+}
+
+namespace {
+
 struct Masks {
   int required;
   int optional;

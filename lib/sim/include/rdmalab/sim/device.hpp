@@ -414,11 +414,13 @@ class QueuePair {
     std::uint64_t timeouts = 0;
     std::uint64_t naks_sent = 0;
     std::uint64_t naks_received = 0;
+    std::uint64_t seq_err_naks_received = 0;  // of naks_received: PSN sequence errors acted on
     std::uint64_t rnr_naks_sent = 0;
     std::uint64_t rnr_naks_received = 0;
     std::uint64_t acks_sent = 0;
     std::uint64_t duplicates_received = 0;
     std::uint64_t out_of_sequence_dropped = 0;
+    std::uint64_t retries_exceeded = 0;  // transport retries spent: IBV_WC_RETRY_EXC_ERR
     // DCQCN, named as the mlx5 hardware counters (`ethtool -S`, `rdma
     // statistic`), here per QP:
     std::uint64_t np_ecn_marked_roce_packets = 0;  // CE-marked requests received
@@ -565,6 +567,38 @@ class Device {
   /// ours.
   [[nodiscard]] int destroy_comp_channel(CompletionChannel* channel);
 
+  /// The port's transport counters, named as mlx5 names them (`ethtool -S`,
+  /// `rdma statistic`, /sys/class/infiniband/DEV/ports/1/hw_counters), so a
+  /// lab's figures read beside a real NIC's. Like the hardware's they count
+  /// for every QP the device ever had, destroyed ones included. rxe counts the
+  /// same events under its own names, given after each.
+  struct Counters {
+    /// Responder: RC requests that arrived after a PSN gap and were dropped
+    /// (one NAK answers the first of them). rxe: out_of_seq_request.
+    std::uint64_t out_of_sequence = 0;
+    /// Responder: requests seen again after they were executed (answered,
+    /// never executed twice). rxe: duplicate_request.
+    std::uint64_t duplicate_request = 0;
+    /// Requester: PSN-sequence-error NAKs that made it resend. rxe:
+    /// rcvd_seq_err.
+    std::uint64_t packet_seq_err = 0;
+    /// Requester: expiries of the ACK timer with PSNs outstanding, the last
+    /// one of a QP whose retries ran out included (mlx5 counts that one under
+    /// req_transport_retries_exceeded instead; here it is also in
+    /// retry_exceeded_err).
+    std::uint64_t local_ack_timeout_err = 0;
+    /// Requester: QPs that spent their retry_cnt (IBV_WC_RETRY_EXC_ERR).
+    /// mlx5: req_transport_retries_exceeded; rxe: retry_exceeded_err.
+    std::uint64_t retry_exceeded_err = 0;
+    /// Requester: RNR NAKs received. rxe: rcvd_rnr_err.
+    std::uint64_t rnr_nak_retry_err = 0;
+    /// DCQCN (mlx5 only; rxe has no congestion control).
+    std::uint64_t np_ecn_marked_roce_packets = 0;
+    std::uint64_t np_cnp_sent = 0;
+    std::uint64_t rp_cnp_handled = 0;
+  };
+  [[nodiscard]] Counters counters() const noexcept;
+
   Device(Fabric& fabric, HostConfig config, std::uint32_t index);
   ~Device();
   Device(const Device&) = delete;
@@ -594,6 +628,7 @@ class Device {
   /// The QP leaves the map; a type 2 window bound to it stays bound (rxe
   /// keeps a reference) but can no longer match any QP.
   void remove_qp(std::uint32_t qpn, const QpImpl* qp) noexcept {
+    retire_counters(*qp);
     qps_.erase(qpn);
     for (auto& [index, mw] : mws_) mw->forget_qp(qp);
   }
@@ -606,6 +641,8 @@ class Device {
   friend struct SrqImpl;
   friend class ProtectionDomain;
   friend class QueuePair;
+  /// A destroyed QP's counts stay in counters().
+  void retire_counters(const QpImpl& qp) noexcept;
   /// Queues an asynchronous event for get_async_event().
   void post_async_event(const ibv_async_event& event) { async_events_.push_back(event); }
   Fabric* fabric_;
@@ -622,6 +659,7 @@ class Device {
   std::unordered_map<std::uint32_t, MemoryWindow*> mws_;   // by key index (key >> 8)
   std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle
   std::deque<ibv_async_event> async_events_;
+  Counters retired_;  // of the QPs destroyed so far
   /// Shared receive queues alive on this device (DeviceLimits::max_srq).
   int srqs_alive_ = 0;
 };
