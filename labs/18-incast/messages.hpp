@@ -52,16 +52,16 @@ inline constexpr std::array kCatalog{
     Message{"step.derive", "derive what the runs must show, before running them",
             "运行之前，先推导各次运行必须呈现的结果"},
     Message{"why.derive",
-            "{0} senders x {1} messages of {2} bytes ({3} packets at path MTU 4096, {4:.3f} us on "
+            "{0} senders x {1} messages of {2} bytes ({3} packets at path MTU 4096, {4:.3f} µs on "
             "one host link). The ideal incast sends every message's frames back to back through "
             "the bottleneck, plus the first frame's way to it and the last ACK's way back: the "
-            "last completion at {5:.1f} us, a goodput of {6:.2f} Gb/s (a full link carries "
+            "last completion at {5:.1f} µs, a goodput of {6:.2f} Gb/s (a full link carries "
             "{7:.2f} Gb/s of payload: 4096 of every 4174 bytes on the wire). The fair share of "
             "each sender is link / N = {8:.2f} Gb/s. A victim behind pauses gets about the "
             "share of one sender: at most {9:.2f} Gb/s (twice link / N).",
             "{0} 个发送端 × 每个 {1} 条 {2} 字节的消息（路径 MTU 4096 下 {3} 个包，在一条主机"
-            "链路上耗时 {4:.3f} us）。理想的 incast 让所有消息的帧在瓶颈处首尾相接地发出，"
-            "再加上第一帧到达瓶颈的路程和最后一个 ACK 返回的路程：最后一个完成在 {5:.1f} us，"
+            "链路上耗时 {4:.3f} µs）。理想的 incast 让所有消息的帧在瓶颈处首尾相接地发出，"
+            "再加上第一帧到达瓶颈的路程和最后一个 ACK 返回的路程：最后一个完成在 {5:.1f} µs，"
             "有效吞吐 {6:.2f} Gb/s（满载链路承载 {7:.2f} Gb/s 的载荷：线路上每 4174 字节中有 "
             "4096 字节）。每个发送端的公平份额为链路 / N = {8:.2f} Gb/s。被暂停帧挡住的受害流"
             "大约只能得到一个发送端的份额：至多 {9:.2f} Gb/s（链路 / N 的两倍）。"},
@@ -133,7 +133,6 @@ inline constexpr std::array kCatalog{
             "PFC 仍然开启，XOFF 设为 {5} KB，高于 Kmax：ECN 必须先于 PFC 起作用。"},
     Message{"every_sender", "every sender and victim", "每个发送端和受害流"},
     Message{"row.goodput", "goodput", "有效吞吐"},
-    Message{"row.ideal", "ideal", "理想值"},
     Message{"row.completion", "last completion", "最后一个完成"},
     Message{"row.fct", "FCT median / p99", "完成时间 中位数 / p99"},
     Message{"row.drops", "drops", "丢包"},
@@ -142,18 +141,20 @@ inline constexpr std::array kCatalog{
     Message{"row.ecn", "ECN marked (switches)", "ECN 标记（交换机）"},
     Message{"row.cnp", "np_cnp_sent / rp_cnp_handled", "np_cnp_sent / rp_cnp_handled"},
     Message{"row.queue", "max queue at the bottleneck", "瓶颈处的最大队列"},
-    Message{"row.at", "at", "出现在"},
     Message{"row.retx", "retransmitted packets", "重传的包"},
-    Message{"row.timeouts", "timeouts", "超时"},
     Message{"row.victim", "victim (prio 3, other receiver)", "受害流（优先级 3，另一接收端）"},
     Message{"row.other", "victim on prio 0", "优先级 0 上的受害流"},
     Message{"row.rates", "DCQCN rates (mean per sender)", "DCQCN 速率（每个发送端的均值）"},
-    Message{"row.mean", "mean", "均值"},
-    Message{"row.fair", "link / N", "链路 / N"},
+    Message{"val.goodput", "{0:.2f} Gb/s  (ideal {1:.2f})", "{0:.2f} Gb/s（理想值 {1:.2f}）"},
+    Message{"val.completion", "{0:.1f} µs  (ideal {1:.1f})", "{0:.1f} µs（理想值 {1:.1f}）"},
+    Message{"val.queue", "{0} bytes (at {1:.1f} µs)", "{0} 字节（出现在 {1:.1f} µs）"},
+    Message{"val.retx", "{0}  (NAK {1}, timeouts {2})", "{0}（NAK {1}，超时 {2}）"},
+    Message{"val.rates", "{0:.2f} .. {1:.2f} Gb/s, mean {2:.2f} (link / N {3:.2f})",
+            "{0:.2f} .. {1:.2f} Gb/s，均值 {2:.2f}（链路 / N {3:.2f}）"},
     Message{"check.complete", "every WRITE completed successfully and every byte is in place",
             "每个 WRITE 都成功完成，每个字节都已就位"},
-    Message{"check.ideal", "the last completion is no earlier than the ideal {:.1f} us",
-            "最后一个完成不早于理想的 {:.1f} us"},
+    Message{"check.ideal", "the last completion is no earlier than the ideal {:.1f} µs",
+            "最后一个完成不早于理想的 {:.1f} µs"},
     Message{"check.drops",
             "the switch tail-dropped: the incast leaves more queued than the queue's cap, {} bytes",
             "交换机发生了尾部丢包：incast 要排队的数据量超过了队列上限 {} 字节"},
@@ -163,8 +164,8 @@ inline constexpr std::array kCatalog{
     Message{"check.retransmit", "every dropped packet was sent again (retransmitted >= drops)",
             "每个被丢的包都被重新发送（重传数 >= 丢包数）"},
     Message{"check.victim_free",
-            "the victim is not slowed: at least {:.2f} Gb/s (95% of a full link's payload)",
-            "受害流没有被拖慢：至少 {:.2f} Gb/s（满载链路载荷的 95%）"},
+            "the victim is not slowed: at least {:.2f} Gb/s (95% of its rate alone on the fabric)",
+            "受害流没有被拖慢：至少 {:.2f} Gb/s（它独占网络时速率的 95%）"},
     Message{"check.no_drops", "no frame was dropped anywhere", "任何地方都没有丢帧"},
     Message{"check.pauses", "the switches sent pause frames on priority 3",
             "交换机在优先级 3 上发送了暂停帧"},
@@ -172,14 +173,15 @@ inline constexpr std::array kCatalog{
             "瓶颈队列始终不超过 XOFF + headroom = {} KiB"},
     Message{"check.hol", "head-of-line blocking: the victim on priority 3 got at most {:.2f} Gb/s",
             "队头阻塞：优先级 3 上的受害流至多得到 {:.2f} Gb/s"},
-    Message{"check.other_class", "the victim on priority 0 is not paused: at least {:.2f} Gb/s",
-            "优先级 0 上的受害流没有被暂停：至少 {:.2f} Gb/s"},
+    Message{"check.other_class",
+            "the victim on priority 0 is not paused: at least {:.2f} Gb/s (95% of its rate alone)",
+            "优先级 0 上的受害流没有被暂停：至少 {:.2f} Gb/s（它独占网络时速率的 95%）"},
     Message{"check.cnps", "the receiver's NIC sent CNPs and the senders' NICs handled them",
             "接收端网卡发送了 CNP，发送端网卡处理了它们"},
     Message{"check.line_rate",
-            "PFC keeps the bottleneck busy: the last completion by {:.1f} us (the ideal plus the "
+            "PFC keeps the bottleneck busy: the last completion by {:.1f} µs (the ideal plus the "
             "host links' jitter)",
-            "PFC 让瓶颈一直忙碌：最后一个完成不晚于 {:.1f} us（理想值加上主机链路的抖动）"},
+            "PFC 让瓶颈一直忙碌：最后一个完成不晚于 {:.1f} µs（理想值加上主机链路的抖动）"},
     Message{"check.alike", "the senders' mean DCQCN rates agree within 10% (they are alike)",
             "各发送端的 DCQCN 平均速率相差不超过 10%（它们条件相同）"},
     Message{"step.report", "look at the captures", "查看抓包"},
