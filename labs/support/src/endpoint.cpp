@@ -222,6 +222,7 @@ void connect_rc(Narrator& n, Endpoint& me, const verbs::ConnInfo& peer, const Co
   rtr.sgid_index = me.gid_index;
   rtr.min_rnr_timer = c.min_rnr_timer;
   rtr.max_dest_rd_atomic = c.max_dest_rd_atomic;
+  rtr.traffic_class = c.traffic_class;
   n.block(me.qp->to_rtr(rtr).to_string());
   verbs::RtsAttrs rts;
   rts.sq_psn = me.first_psn;

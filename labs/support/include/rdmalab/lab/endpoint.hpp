@@ -109,6 +109,9 @@ struct ConnectSpec {
   std::uint8_t min_rnr_timer = 14;  // 1.28 ms
   std::uint8_t max_rd_atomic = 1;
   std::uint8_t max_dest_rd_atomic = 1;
+  /// The IP traffic class of the QP's packets (DSCP << 2; the NIC sets the
+  /// ECN bits): 0 by default, 26 << 2 for the RoCE class of lab 18's switches.
+  std::uint8_t traffic_class = 0;
 };
 
 /// RESET -> INIT -> RTR -> RTS toward the peer described by `peer` (what it

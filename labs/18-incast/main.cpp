@@ -1,0 +1,715 @@
+// Lab 18: incast — N senders WRITE into one receiver through a switched
+// fabric, three times: lossy, with PFC, and with ECN + DCQCN.
+//
+// Read this file next to docs/en/26-lab18-incast.md. The fabric is a
+// dumbbell on the simulator (a switch needs the simulator): the N senders,
+// a victim sender and a second victim sender on the left switch; the
+// receiver and the two victims' receivers on the right switch. Every host
+// link runs at --rate; the link between the switches runs at (N + 2) x
+// --rate, as fast as every left host together, so that it is never a
+// bottleneck of its own: the one congested queue is the right switch's
+// egress to the receiver, and anything that slows a victim is a pause.
+//   - lossy: no PFC, no ECN: the bottleneck queue fills the shared buffer's
+//     dynamic threshold and tail-drops; the requesters recover by NAK
+//     (PSN sequence error) and go-back-N, or by timeout;
+//   - pfc: PFC on priority 3 (DSCP 26 -> traffic class 3): no drop, pause
+//     frames, and the victim (same priority, another receiver) stalls with
+//     the paused link; the second victim (DSCP 0, class 0) does not;
+//   - dcqcn: ECN marking at the switches and DCQCN in the NICs (the
+//     reference code's parameters, scaled to --rate), PFC still on with
+//     XOFF above Kmax: CNPs, the senders' rates near link / N, a queue
+//     under XOFF, no pause.
+// Each run is a fresh fabric with the same seed; the tables come from the
+// switches' and the NICs' counters, named as the real ones.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "messages.hpp"
+#include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/peer.hpp"
+#include "rdmalab/lab/run.hpp"
+#include "rdmalab/sim/topology.hpp"
+#include "rdmalab/verbs/error.hpp"
+
+using namespace rdmalab;
+using i18n::tr;
+using lab18::M;
+
+namespace {
+
+// Path MTU of every QP: 4096-byte payloads, the fewest packets.
+constexpr int kMtu = 4096;
+// Propagation delay of every link.
+constexpr sim::Time kDelayNs = 1 * sim::kMicrosecond;
+// Up to this much random extra delay per frame on every host link: less
+// than one frame's serialisation (no reordering), enough that the senders'
+// frames do not reach the switch in lockstep.
+constexpr sim::Time kJitterNs = 100;
+// The shared buffer of each switch (the simulator's default, a 100 GbE
+// switch of the Spectrum or Trident 3 generation).
+constexpr std::uint64_t kBufferBytes = 16ull * 1024 * 1024;
+// PFC thresholds of the pfc run (the simulator's defaults).
+constexpr std::uint64_t kXoffBytes = 128 * 1024ULL;
+constexpr std::uint64_t kResumeBytes = 16 * 1024ULL;
+// DSCP 26 (RoCE data, traffic class 3) and DSCP 0 (class 0) as the IP
+// traffic class byte: DSCP << 2 (the NIC sets the ECN bits).
+constexpr std::uint8_t kRoceTclass = 26 << 2;
+constexpr std::uint8_t kOtherTclass = 0;
+constexpr std::uint8_t kRoceTc = 3;
+// Frame sizes at MTU 4096 over IPv4: Ethernet 14, IPv4 20, UDP 8, BTH 12,
+// ICRC 4; a WRITE First/Only adds a RETH (16); an ACK an AETH (4); each
+// frame takes 20 more bytes on the wire (preamble, delimiter, gap).
+constexpr std::uint64_t kHeaders = 14 + 20 + 8 + 12 + 4;
+constexpr std::uint64_t kReth = 16;
+constexpr std::uint64_t kAeth = 4;
+constexpr std::uint64_t kWireOverhead = 20;
+constexpr std::uint64_t kLargestFrame = kHeaders + kReth + 4096;
+// DCQCN rates are sampled this often.
+constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
+// How long a run may take in virtual time before the lab gives up.
+constexpr sim::Time kRunLimit = 10 * sim::kSecond;
+
+struct Options {
+  lab::CommonOptions common;
+  std::uint32_t senders = 8;
+  std::uint32_t size = 1024 * 1024;
+  std::uint32_t messages = 2;
+  double rate_gbps = 100;
+  std::string run = "all";
+};
+
+enum class Kind : std::uint8_t { Lossy, Pfc, Dcqcn };
+
+std::string kind_id(Kind k) {
+  return k == Kind::Lossy ? "lossy" : k == Kind::Pfc ? "pfc" : "dcqcn";
+}
+
+// ns a frame of `bytes` takes on a link of `bps`, as the simulator counts it
+// (truncated to the ns, frame by frame).
+std::int64_t ser_ns(std::uint64_t bytes, double bps) {
+  return static_cast<std::int64_t>(static_cast<double>((bytes + kWireOverhead) * 8) * 1e9 / bps);
+}
+
+// The derivations of the chapter, from the knobs alone.
+struct Derived {
+  double rate_bps = 0;
+  double isl_bps = 0;
+  std::uint64_t packets_per_message = 0;
+  std::int64_t message_ser_ns = 0;  // one message through one host link
+  std::int64_t ideal_ns = 0;        // the last completion of an ideal incast
+  double ideal_goodput_gbps = 0;
+  double payload_gbps = 0;  // the link's rate in payload, middle frames
+  std::uint64_t headroom_bytes = 0;
+  std::uint64_t lossy_queue_cap = 0;     // (B + L) / 2
+  std::uint64_t lossy_excess_bytes = 0;  // what the bottleneck must hold
+  double victim_bound_gbps = 0;          // 2 R / N under HOL blocking
+  std::int64_t victim_ideal_ns = 0;      // a victim's messages alone on the fabric
+  double victim_ideal_gbps = 0;
+  double fair_share_gbps = 0;  // R / N
+  sim::DcqcnParams dcqcn;
+  std::uint64_t dcqcn_xoff_bytes = 0;
+};
+
+Derived derive(const Options& o) {
+  Derived d;
+  d.rate_bps = o.rate_gbps * 1e9;
+  d.isl_bps = d.rate_bps * (o.senders + 2);
+  d.packets_per_message = (o.size + kMtu - 1) / kMtu;
+  for (std::uint64_t p = 0, left = o.size; p < d.packets_per_message; ++p) {
+    const std::uint64_t payload = std::min<std::uint64_t>(left, kMtu);
+    left -= payload;
+    d.message_ser_ns += ser_ns(kHeaders + (p == 0 ? kReth : 0) + (payload + 3) / 4 * 4, d.rate_bps);
+  }
+  // The bottleneck sends every message's frames back to back; before the
+  // first one the first frame crosses a host link and the inter-switch
+  // link; after the last one it reaches the receiver and its ACK crosses
+  // three links back.
+  const std::uint64_t total = std::uint64_t{o.senders} * o.messages;
+  // The first frame: a First (or Only) with its RETH.
+  const std::uint64_t first =
+      kHeaders + kReth + (std::min<std::uint64_t>(o.size, kMtu) + 3) / 4 * 4;
+  const auto ideal = [&](std::uint64_t messages) {
+    return ser_ns(first, d.rate_bps) + kDelayNs + ser_ns(first, d.isl_bps) + kDelayNs +
+           static_cast<std::int64_t>(messages) * d.message_ser_ns + kDelayNs +
+           2 * ser_ns(kHeaders + kAeth, d.rate_bps) + ser_ns(kHeaders + kAeth, d.isl_bps) +
+           3 * kDelayNs;
+  };
+  d.ideal_ns = ideal(total);
+  d.victim_ideal_ns = ideal(o.messages);
+  // A victim alone, plus what may delay it without any pause: the jitter
+  // of the three host links its first frame and its last ACK cross, and its
+  // first frame waiting behind the other N + 1 left hosts' first frames on
+  // the link between the switches.
+  d.victim_ideal_gbps =
+      static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
+      static_cast<double>(d.victim_ideal_ns + 3 * kJitterNs +
+                          static_cast<std::int64_t>(o.senders + 1) * ser_ns(first, d.isl_bps));
+  d.ideal_goodput_gbps = static_cast<double>(total * o.size * 8) / static_cast<double>(d.ideal_ns);
+  d.payload_gbps = o.rate_gbps * 4096.0 / static_cast<double>(kHeaders + 4096 + kWireOverhead);
+  // PFC headroom: after XOFF, what the upstream still sends until it has
+  // heard the pause: a link delay there and back at the fastest link's
+  // rate, the frame the pause waits behind and the frame the upstream is
+  // serialising; twice that, for margin.
+  d.headroom_bytes =
+      2 * (2 * static_cast<std::uint64_t>(static_cast<double>(kDelayNs) * d.isl_bps / 8e9) +
+           2 * (kLargestFrame + kWireOverhead));
+  d.lossy_queue_cap = (kBufferBytes + kLargestFrame) / 2;
+  // N senders at R into one port of R: while they all send, the queue gains
+  // (N - 1) / N of what arrives.
+  d.lossy_excess_bytes = total * o.size / o.senders * (o.senders - 1);
+  d.victim_bound_gbps = 2 * o.rate_gbps / o.senders;
+  d.fair_share_gbps = o.rate_gbps / o.senders;
+  d.dcqcn = sim::hpcc_dcqcn(static_cast<std::uint64_t>(d.rate_bps));
+  d.dcqcn_xoff_bytes = 2 * d.dcqcn.ecn.kmax_bytes;
+  return d;
+}
+
+struct FlowResult {
+  std::vector<sim::Time> done;  // each message's completion, from the start
+  bool ok = true;
+  [[nodiscard]] sim::Time last() const { return *std::max_element(done.begin(), done.end()); }
+};
+
+struct RunResult {
+  Kind kind = Kind::Lossy;
+  bool complete = true;  // every WRITE completed well, every byte in place
+  sim::Time completion_ns = 0;
+  double goodput_gbps = 0;
+  double fct_median_us = 0;
+  double fct_p99_us = 0;
+  std::uint64_t drops = 0;
+  std::uint64_t roce_drops = 0;
+  std::uint64_t headroom_overflow = 0;
+  std::uint64_t pause_frames = 0;
+  std::uint64_t xon_frames = 0;
+  std::int64_t paused_ns = 0;
+  std::uint64_t ecn_marked = 0;
+  std::uint64_t np_ecn_marked = 0;
+  std::uint64_t np_cnp_sent = 0;
+  std::uint64_t rp_cnp_handled = 0;
+  std::uint64_t max_queue_bytes = 0;
+  sim::Time max_queue_at_ns = 0;  // from the start of the run
+  std::uint64_t retransmitted = 0;
+  std::uint64_t naks = 0;
+  std::uint64_t timeouts = 0;
+  double victim_gbps = 0;
+  double other_victim_gbps = 0;
+  std::vector<double> mean_rate_gbps;  // dcqcn: each sender's limiter rate
+  std::uint64_t rate_samples = 0;
+};
+
+// ns as us, for the tables.
+double us(sim::Time ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
+
+double percentile(std::vector<sim::Time> v, double p) {
+  std::sort(v.begin(), v.end());
+  // Nearest rank: the smallest value with at least p of the samples at or
+  // under it.
+  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+  rank = std::clamp<std::size_t>(rank, 1, v.size());
+  return static_cast<double>(v[rank - 1]) / 1000.0;
+}
+
+// Opens a host's device, PD, an MR of `buffer` bytes and a CQ, narrating
+// each verb (to `n`, which may be a quiet narrator).
+void open_host(lab::Narrator& n, lab::Environment& env, lab::Endpoint& e, const std::string& device,
+               std::size_t buffer, int cqe, const lab::CommonOptions& o) {
+  e.ctx = env.backend->open(device);
+  n.call(e.role, fmt::format("ibv_open_device({})", e.ctx->info().name), {});
+  lab::choose_gid(n, e, o);
+  e.pd = e.ctx->alloc_pd();
+  n.call(e.role, "ibv_alloc_pd(ctx)", {});
+  e.storage.assign((buffer + 7) / 8, 0);
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  e.mr = e.pd->reg_mr(e.buf(), buffer, access);
+  n.call(e.role,
+         fmt::format("ibv_reg_mr(pd, buf, {}, IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE)",
+                     buffer),
+         fmt::format("lkey {}  rkey {}", lab::hex(e.mr->lkey(), 8), lab::hex(e.mr->rkey(), 8)));
+  e.cq = e.ctx->create_cq(cqe);
+  n.call(e.role, fmt::format("ibv_create_cq(ctx, cqe={})", cqe), {});
+}
+
+// A QP on `base`'s PD and CQ (base may be e itself).
+void add_qp(lab::Narrator& n, lab::Endpoint& base, lab::Endpoint& e, std::uint32_t depth) {
+  e.gid_index = base.gid_index;
+  e.gid = base.gid;
+  verbs::QpInitAttrs init;
+  init.send_cq = base.cq.get();
+  init.recv_cq = base.cq.get();
+  init.max_send_wr = depth;
+  init.max_recv_wr = 1;
+  e.qp = base.pd->create_qp(init);
+  n.call(e.role, fmt::format("ibv_create_qp(pd, IBV_QPT_RC, max_send_wr={}, max_recv_wr=1)", depth),
+         fmt::format("qp_num {}", lab::hex(e.qp->qpn(), 6)));
+}
+
+// A signalled WRITE of `size` bytes from the start of `from`'s buffer to
+// `remote` in `to`'s MR.
+void post_write(lab::Endpoint& from, const lab::Endpoint& to, std::uint64_t remote,
+                std::uint32_t size, std::uint64_t wr_id) {
+  ibv_sge sge = from.sge(0, size);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(to.mr->addr()) + remote;
+  wr.wr.rdma.rkey = to.mr->rkey();
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(from.qp->post_send(&wr, &bad), "ibv_post_send");
+}
+
+void fill(lab::Endpoint& e, std::uint32_t seed) {
+  std::uint8_t* b = e.buf();
+  for (std::size_t i = 0; i < e.size(); ++i)
+    b[i] = static_cast<std::uint8_t>(std::size_t{seed} * 31 + i * 13 + (i >> 9));
+}
+
+// One run on a fresh fabric. `n` narrates the set-up of the first pair of
+// each kind; `quiet` takes the rest.
+RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, const Derived& d,
+                   Kind kind, bool narrate_setup) {
+  const std::uint32_t N = o.senders;
+  lab::Narrator& say = narrate_setup ? n : quiet;
+  verbs::SimBackendOptions sim;
+  sim::TopologySpec spec;
+  spec.kind = sim::TopologyKind::Dumbbell;
+  spec.hosts = N + 2;
+  spec.host_link.rate_bps = d.rate_bps;
+  spec.host_link.delay_ns = kDelayNs;
+  spec.host_link.jitter_ns = kJitterNs;
+  spec.fabric_link.rate_bps = d.isl_bps;
+  spec.fabric_link.delay_ns = kDelayNs;
+  sim::SwitchConfig& sc = spec.switch_config;
+  sc.buffer_bytes = kBufferBytes;
+  if (kind != Kind::Lossy) {
+    sc.pfc[kRoceTc].enabled = true;
+    sc.pfc[kRoceTc].xoff_bytes = kind == Kind::Pfc ? kXoffBytes : d.dcqcn_xoff_bytes;
+    sc.pfc[kRoceTc].resume_offset_bytes = kResumeBytes;
+    sc.pfc[kRoceTc].headroom_bytes = d.headroom_bytes;
+  }
+  if (kind == Kind::Dcqcn) {
+    sc.ecn[kRoceTc] = sim::EcnConfig::from(d.dcqcn.ecn);
+    sim.fabric.dcqcn = d.dcqcn;
+  }
+  sim.topology = spec;
+  // Headers only: the payloads are thousands of identical frames.
+  sim.snaplen = 128;
+  lab::CommonOptions co = o.common;
+  co.capture =
+      o.common.capture.substr(0, o.common.capture.rfind(".pcap")) + "-" + kind_id(kind) + ".pcap";
+  lab::Environment env = lab::open_environment(quiet, co, sim);
+  sim::Fabric* f = env.fabric();
+  auto* simb = dynamic_cast<verbs::SimBackend*>(env.backend.get());
+  if (f == nullptr || simb == nullptr) throw verbs::UsageError(tr(M("needs_sim")));
+
+  // The hosts: sim0 .. sim{N+1} on the left switch, sim{N+2} .. on the right.
+  const auto dev = [](std::uint32_t i) { return fmt::format("sim{}", i); };
+  std::vector<lab::Endpoint> tx(N), rx(N);
+  lab::Endpoint vtx, vrx, wtx, wrx;  // the victim and the other-class victim
+  struct Teardown {
+    std::vector<lab::Endpoint*> eps;
+    ~Teardown() {
+      for (auto it = eps.rbegin(); it != eps.rend(); ++it) (*it)->qp.reset();
+    }
+  } teardown;
+  for (auto& e : tx) teardown.eps.push_back(&e);
+  for (auto& e : rx) teardown.eps.push_back(&e);
+  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) teardown.eps.push_back(e);
+
+  const std::uint32_t depth = o.messages;
+  const int cqe = static_cast<int>(N * o.messages + 16);
+  say.step(tr(M("step.resources")));
+  say.say(tr(M("why.resources"), N, N + 2, o.size));
+  rx[0].role = tr(M("receiver"));
+  open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
+  for (std::uint32_t i = 0; i < N; ++i) {
+    lab::Narrator& w = i == 0 ? say : quiet;
+    tx[i].role = tr(M("sender"), i);
+    rx[i].role = tr(M("receiver_qp"), i);
+    open_host(w, env, tx[i], dev(i), o.size, cqe, co);
+    add_qp(w, tx[i], tx[i], depth);
+    add_qp(w, rx[0], rx[i], depth);
+    fill(tx[i], i + 1);
+  }
+  vtx.role = tr(M("victim"));
+  vrx.role = tr(M("victim_rx"));
+  wtx.role = tr(M("other"));
+  wrx.role = tr(M("other_rx"));
+  open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
+  open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
+  open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
+  open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
+  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) add_qp(quiet, *e, *e, depth);
+  fill(vtx, 101);
+  fill(wtx, 102);
+  say.say(tr(M("why.others"), N - 1, dev(N), dev(N + 3), dev(N + 1), dev(N + 4)));
+
+  say.step(tr(M("step.connect")));
+  lab::ConnectSpec cs;
+  cs.mtu = kMtu;
+  cs.traffic_class = kRoceTclass;
+  for (std::uint32_t i = 0; i < N; ++i) {
+    tx[i].first_psn = lab::kRequesterFirstPsn + 0x1000 * i;
+    rx[i].first_psn = 0x800000 + 0x1000 * i;
+    lab::connect_pair(i == 0 ? say : quiet, tx[i], rx[i], cs, co, i == 0);
+  }
+  say.say(tr(M("why.tclass"), kRoceTclass, kRoceTclass >> 2, kRoceTc));
+  lab::connect_pair(quiet, vtx, vrx, cs, co, true);
+  lab::ConnectSpec other = cs;
+  other.traffic_class = kOtherTclass;
+  lab::connect_pair(quiet, wtx, wrx, other, co, true);
+  say.say(tr(M("why.connect_rest"), N - 1));
+
+  // Where the counters are: the right switch's port to the receiver (the
+  // bottleneck), every switch port's drops and pauses.
+  const sim::Topology& topo = simb->topology();
+  const sim::SwitchId right = topo.switches.at(1);
+  std::size_t bottleneck = 0;
+  for (std::size_t p = 0; p < f->switch_ports(right); ++p)
+    if (f->switch_port_stats(right, p).peer == dev(N + 2)) bottleneck = p;
+
+  // Start: every sender posts its messages at once, as do the victims.
+  n.step(tr(narrate_setup ? M("step.run") : M("step.again"), kind_id(kind)));
+  n.say(tr(kind == Kind::Lossy ? M("why.lossy")
+           : kind == Kind::Pfc ? M("why.pfc")
+                               : M("why.dcqcn"),
+           kXoffBytes / 1024, d.headroom_bytes / 1024, d.dcqcn.ecn.kmin_bytes / 1000,
+           d.dcqcn.ecn.kmax_bytes / 1000, d.dcqcn.ecn.pmax, d.dcqcn_xoff_bytes / 1000));
+  const sim::Time t0 = f->now();
+  // When the bottleneck queue peaked (the counters keep only how high).
+  std::uint64_t peak = 0;
+  sim::Time peak_at = 0;
+  f->on_queue([&](const sim::QueueSample& q) {
+    if (q.sw != right.index || q.port != bottleneck || q.tc != kRoceTc || q.queue_bytes <= peak)
+      return;
+    peak = q.queue_bytes;
+    peak_at = q.time - t0;
+  });
+  for (std::uint32_t m = 0; m < o.messages; ++m) {
+    for (std::uint32_t i = 0; i < N; ++i)
+      post_write(tx[i], rx[0], std::uint64_t{i} * o.size, o.size, m + 1);
+    post_write(vtx, vrx, 0, o.size, m + 1);
+    post_write(wtx, wrx, 0, o.size, m + 1);
+  }
+  n.call(tr(M("every_sender")),
+         fmt::format("ibv_post_send(qp, {} x {{RDMA_WRITE, length {}, IBV_SEND_SIGNALED}})",
+                     o.messages, o.size),
+         {});
+
+  std::vector<FlowResult> flows(N + 2);
+  std::vector<lab::Endpoint*> senders;
+  senders.reserve(N + 2);
+  for (auto& e : tx) senders.push_back(&e);
+  senders.push_back(&vtx);
+  senders.push_back(&wtx);
+  std::vector<sim::QueuePair*> sqp;
+  sqp.reserve(senders.size());
+  for (auto* e : senders) sqp.push_back(simb->sim_qp(*e->qp));
+  RunResult r;
+  r.kind = kind;
+  r.mean_rate_gbps.assign(N, 0.0);
+  std::vector<double> rate_sum(N, 0.0);
+  sim::Time next_sample = t0;
+  std::array<ibv_wc, 16> wcs{};
+  std::size_t done = 0;
+  const std::size_t want = std::size_t{N + 2} * o.messages;
+  f->run_until(
+      [&] {
+        for (std::size_t s = 0; s < senders.size(); ++s) {
+          const int k = senders[s]->cq->poll(wcs);
+          for (int j = 0; j < k; ++j) {
+            const ibv_wc& wc = wcs[static_cast<std::size_t>(j)];
+            flows[s].ok = flows[s].ok && wc.status == IBV_WC_SUCCESS;
+            flows[s].done.push_back(f->now() - t0);
+            ++done;
+          }
+        }
+        // DCQCN: each sender's limiter rate while every sender is still
+        // sending and has had its first CNP (the rates have left the line).
+        if (kind == Kind::Dcqcn && f->now() >= next_sample) {
+          next_sample = f->now() + kSampleNs;
+          bool all = true;
+          for (std::uint32_t i = 0; i < N; ++i)
+            all = all && flows[i].done.size() < o.messages && sqp[i]->stats().rp_cnp_handled > 0 &&
+                  sqp[i]->dcqcn() != nullptr;
+          if (all) {
+            ++r.rate_samples;
+            for (std::uint32_t i = 0; i < N; ++i)
+              rate_sum[i] += static_cast<double>(sqp[i]->dcqcn()->rate_bps()) / 1e9;
+          }
+        }
+        return done == want;
+      },
+      t0 + kRunLimit);
+  f->stop_capture();
+  f->on_queue({});
+
+  // The tables' numbers.
+  std::vector<sim::Time> fct;
+  for (std::uint32_t i = 0; i < N; ++i) {
+    r.complete = r.complete && flows[i].ok && flows[i].done.size() == o.messages;
+    fct.insert(fct.end(), flows[i].done.begin(), flows[i].done.end());
+    r.complete =
+        r.complete && std::memcmp(rx[0].buf() + std::size_t{i} * o.size, tx[i].buf(), o.size) == 0;
+  }
+  for (std::size_t s = N; s < N + 2; ++s)
+    r.complete = r.complete && flows[s].ok && flows[s].done.size() == o.messages;
+  r.complete = r.complete && std::memcmp(vrx.buf(), vtx.buf(), o.size) == 0 &&
+               std::memcmp(wrx.buf(), wtx.buf(), o.size) == 0;
+  if (!r.complete) return r;
+  r.completion_ns = *std::max_element(fct.begin(), fct.end());
+  r.goodput_gbps = static_cast<double>(std::uint64_t{N} * o.messages * o.size * 8) /
+                   static_cast<double>(r.completion_ns);
+  r.fct_median_us = percentile(fct, 0.5);
+  r.fct_p99_us = percentile(fct, 0.99);
+  const double flow_bits = static_cast<double>(std::uint64_t{o.messages} * o.size * 8);
+  r.victim_gbps = flow_bits / static_cast<double>(flows[N].last());
+  r.other_victim_gbps = flow_bits / static_cast<double>(flows[N + 1].last());
+  for (const sim::SwitchId sw : topo.switches)
+    for (std::size_t p = 0; p < f->switch_ports(sw); ++p) {
+      const sim::SwitchPortStats st = f->switch_port_stats(sw, p);
+      for (const auto& q : st.tc) {
+        r.drops += q.dropped;
+        r.headroom_overflow += q.headroom_overflow;
+        r.ecn_marked += q.ecn_marked;
+      }
+      r.roce_drops += st.tc[kRoceTc].dropped;
+      r.pause_frames += st.tx_pause[kRoceTc];
+      r.xon_frames += st.tx_xon[kRoceTc];
+      r.paused_ns += st.rx_pause_duration[kRoceTc];
+    }
+  for (std::uint32_t i = 0; i < N + 5; ++i)
+    if (const sim::Device* h = simb->device(dev(i)))
+      r.paused_ns += f->host_port_stats(*h).rx_pause_duration[kRoceTc];
+  r.max_queue_bytes = f->switch_port_stats(right, bottleneck).tc[kRoceTc].max_queue_bytes;
+  r.max_queue_at_ns = peak_at;
+  for (std::uint32_t i = 0; i < N; ++i) {
+    const auto& st = sqp[i]->stats();
+    r.retransmitted += st.retransmitted_packets;
+    r.naks += st.naks_received;
+    r.timeouts += st.timeouts;
+    r.rp_cnp_handled += st.rp_cnp_handled;
+    const auto& rs = simb->sim_qp(*rx[i].qp)->stats();
+    r.np_cnp_sent += rs.np_cnp_sent;
+    r.np_ecn_marked += rs.np_ecn_marked_roce_packets;
+    if (r.rate_samples > 0) r.mean_rate_gbps[i] = rate_sum[i] / static_cast<double>(r.rate_samples);
+  }
+  return r;
+}
+
+std::string table(const RunResult& r, const Derived& d) {
+  std::string t;
+  const auto row = [&](const std::string& name, const std::string& value) {
+    t += fmt::format(" {:<36} {}\n", name, value);
+  };
+  row(tr(M("row.goodput")), tr(M("val.goodput"), r.goodput_gbps, d.ideal_goodput_gbps));
+  row(tr(M("row.completion")), tr(M("val.completion"), us(r.completion_ns), us(d.ideal_ns)));
+  row(tr(M("row.fct")), fmt::format("{:.1f} / {:.1f} µs", r.fct_median_us, r.fct_p99_us));
+  row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
+  row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
+  row(tr(M("row.paused")), fmt::format("{:.1f} µs", us(r.paused_ns)));
+  row(tr(M("row.ecn")), fmt::format("{}", r.ecn_marked));
+  row(tr(M("row.cnp")), fmt::format("{} / {}", r.np_cnp_sent, r.rp_cnp_handled));
+  row(tr(M("row.queue")), tr(M("val.queue"), r.max_queue_bytes, us(r.max_queue_at_ns)));
+  row(tr(M("row.retx")), tr(M("val.retx"), r.retransmitted, r.naks, r.timeouts));
+  row(tr(M("row.victim")), fmt::format("{:.2f} Gb/s", r.victim_gbps));
+  row(tr(M("row.other")), fmt::format("{:.2f} Gb/s", r.other_victim_gbps));
+  if (r.kind == Kind::Dcqcn && r.rate_samples > 0) {
+    const auto [lo, hi] = std::minmax_element(r.mean_rate_gbps.begin(), r.mean_rate_gbps.end());
+    double mean = 0;
+    for (const double v : r.mean_rate_gbps)
+      mean += v / static_cast<double>(r.mean_rate_gbps.size());
+    row(tr(M("row.rates")), tr(M("val.rates"), *lo, *hi, mean, d.fair_share_gbps));
+  }
+  t.pop_back();
+  return t;
+}
+
+nlohmann::json run_json(const RunResult& r) {
+  nlohmann::json j{{"run", kind_id(r.kind)},
+                   {"complete", r.complete},
+                   {"completion_ns", r.completion_ns},
+                   {"goodput_gbps", r.goodput_gbps},
+                   {"fct_median_us", r.fct_median_us},
+                   {"fct_p99_us", r.fct_p99_us},
+                   {"drops", r.drops},
+                   {"roce_drops", r.roce_drops},
+                   {"headroom_overflow", r.headroom_overflow},
+                   {"pause_frames", r.pause_frames},
+                   {"xon_frames", r.xon_frames},
+                   {"paused_ns", r.paused_ns},
+                   {"ecn_marked", r.ecn_marked},
+                   {"np_ecn_marked_roce_packets", r.np_ecn_marked},
+                   {"np_cnp_sent", r.np_cnp_sent},
+                   {"rp_cnp_handled", r.rp_cnp_handled},
+                   {"max_queue_bytes", r.max_queue_bytes},
+                   {"max_queue_at_ns", r.max_queue_at_ns},
+                   {"retransmitted_packets", r.retransmitted},
+                   {"naks", r.naks},
+                   {"timeouts", r.timeouts},
+                   {"victim_gbps", r.victim_gbps},
+                   {"other_victim_gbps", r.other_victim_gbps}};
+  if (r.kind == Kind::Dcqcn) {
+    j["rate_samples"] = r.rate_samples;
+    j["mean_rate_gbps"] = r.mean_rate_gbps;
+  }
+  return j;
+}
+
+void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunResult& r) {
+  const std::string id = kind_id(r.kind);
+  n.check(id + ".complete", tr(M("check.complete")), r.complete);
+  if (!r.complete) return;
+  // No run beats the ideal: the bottleneck sends at most at its rate.
+  n.check(id + ".ideal", tr(M("check.ideal"), us(d.ideal_ns)), r.completion_ns >= d.ideal_ns,
+          fmt::format("{} ns >= {} ns", r.completion_ns, d.ideal_ns));
+  // A victim that nothing slows takes its own ideal time, the same sum
+  // for its messages alone: 5% for the jitter and its frames meeting the
+  // incast's in the queue to the link between the switches.
+  const double victim_floor = 0.95 * d.victim_ideal_gbps;
+  // The incast queues more than XOFF at the right switch's port from the
+  // link between the switches: pauses must come.
+  const bool pauses_due = d.lossy_excess_bytes > kXoffBytes;
+  // Without marks nothing slows the senders, so the queue grows as in the
+  // lossy run; past Kmax every ECT frame is marked: CNPs must come.
+  const bool marks_due = d.lossy_excess_bytes > d.dcqcn.ecn.kmax_bytes;
+  if (r.kind == Kind::Lossy) {
+    if (d.lossy_excess_bytes > d.lossy_queue_cap)
+      n.check("lossy.drops", tr(M("check.drops"), d.lossy_queue_cap), r.roce_drops > 0,
+              fmt::format("{}", r.roce_drops));
+    n.check("lossy.queue_cap", tr(M("check.queue_cap"), d.lossy_queue_cap),
+            r.max_queue_bytes <= d.lossy_queue_cap, fmt::format("{}", r.max_queue_bytes));
+    n.check("lossy.retransmit", tr(M("check.retransmit")), r.retransmitted >= r.roce_drops,
+            fmt::format("{} >= {}", r.retransmitted, r.roce_drops));
+    n.check("lossy.victim", tr(M("check.victim_free"), victim_floor), r.victim_gbps >= victim_floor,
+            fmt::format("{:.2f}", r.victim_gbps));
+  } else if (r.kind == Kind::Pfc) {
+    n.check("pfc.no_drops", tr(M("check.no_drops")), r.roce_drops == 0,
+            fmt::format("{}", r.roce_drops));
+    if (pauses_due)
+      n.check("pfc.pauses", tr(M("check.pauses")), r.pause_frames > 0,
+              fmt::format("{}", r.pause_frames));
+    // The bottleneck never idles (an XON leaves while the queue still holds
+    // XOFF - resume, 9 us of sending at 100 Gb/s, and arrives in about 1 us):
+    // the ideal, plus the jitter of the three host links on the way.
+    n.check("pfc.line_rate", tr(M("check.line_rate"), us(d.ideal_ns + 3 * kJitterNs)),
+            r.completion_ns <= d.ideal_ns + 3 * kJitterNs, fmt::format("{} ns", r.completion_ns));
+    n.check("pfc.queue_cap", tr(M("check.pfc_queue"), (kXoffBytes + d.headroom_bytes) / 1024),
+            r.max_queue_bytes <= kXoffBytes + d.headroom_bytes,
+            fmt::format("{}", r.max_queue_bytes));
+    if (pauses_due && o.senders >= 4)
+      n.check("pfc.hol", tr(M("check.hol"), d.victim_bound_gbps),
+              r.victim_gbps <= d.victim_bound_gbps, fmt::format("{:.2f}", r.victim_gbps));
+    n.check("pfc.other_class", tr(M("check.other_class"), victim_floor),
+            r.other_victim_gbps >= victim_floor, fmt::format("{:.2f}", r.other_victim_gbps));
+  } else {
+    if (marks_due)
+      n.check("dcqcn.cnps", tr(M("check.cnps")), r.np_cnp_sent > 0 && r.rp_cnp_handled > 0,
+              fmt::format("{} / {}", r.np_cnp_sent, r.rp_cnp_handled));
+    n.check("dcqcn.no_drops", tr(M("check.no_drops")), r.roce_drops == 0,
+            fmt::format("{}", r.roce_drops));
+  }
+}
+
+void run_lab(lab::Narrator& n, const Options& o) {
+  lab::require_one_process(o.common);
+  if (o.common.backend == "verbs") throw verbs::UsageError(tr(M("needs_sim")));
+  if (o.size < 2 || o.size > 4u * 1024 * 1024) throw verbs::UsageError(tr(M("bad_size"), o.size));
+  Options so = o;
+  so.common.backend = "sim";
+  const Derived d = derive(so);
+  lab::CommonOptions qo = so.common;
+  qo.quiet = true;
+  qo.step = false;
+  qo.json = false;
+  lab::Narrator quiet(qo, "lab18");
+
+  n.step(tr(M("step.backend")));
+  n.result()["backend"] = "sim";
+  n.say(tr(M("why.fabric"), o.senders, o.senders + 2, o.rate_gbps, o.rate_gbps * (o.senders + 2)));
+  n.step(tr(M("step.derive")));
+  n.say(tr(M("why.derive"), o.senders, o.messages, o.size, d.packets_per_message,
+           us(d.message_ser_ns), us(d.ideal_ns), d.ideal_goodput_gbps, d.payload_gbps,
+           d.fair_share_gbps, d.victim_bound_gbps));
+  nlohmann::json cfg{{"senders", o.senders},
+                     {"size", o.size},
+                     {"messages", o.messages},
+                     {"rate_gbps", o.rate_gbps},
+                     {"isl_gbps", o.rate_gbps * (o.senders + 2)},
+                     {"mtu", kMtu},
+                     {"buffer_bytes", kBufferBytes},
+                     {"xoff_bytes", kXoffBytes},
+                     {"resume_offset_bytes", kResumeBytes},
+                     {"headroom_bytes", d.headroom_bytes},
+                     {"dcqcn_preset", "hpcc-dcqcn"},
+                     {"kmin_bytes", d.dcqcn.ecn.kmin_bytes},
+                     {"kmax_bytes", d.dcqcn.ecn.kmax_bytes},
+                     {"pmax", d.dcqcn.ecn.pmax},
+                     {"dcqcn_xoff_bytes", d.dcqcn_xoff_bytes}};
+  n.result()["config"] = cfg;
+  n.result()["derived"] = {{"ideal_ns", d.ideal_ns},
+                           {"ideal_goodput_gbps", d.ideal_goodput_gbps},
+                           {"payload_gbps", d.payload_gbps},
+                           {"lossy_queue_cap_bytes", d.lossy_queue_cap},
+                           {"victim_bound_gbps", d.victim_bound_gbps},
+                           {"victim_ideal_ns", d.victim_ideal_ns},
+                           {"victim_ideal_gbps", d.victim_ideal_gbps},
+                           {"fair_share_gbps", d.fair_share_gbps}};
+
+  std::vector<Kind> kinds;
+  if (o.run == "all" || o.run == "lossy") kinds.push_back(Kind::Lossy);
+  if (o.run == "all" || o.run == "pfc") kinds.push_back(Kind::Pfc);
+  if (o.run == "all" || o.run == "dcqcn") kinds.push_back(Kind::Dcqcn);
+  nlohmann::json runs = nlohmann::json::array();
+  std::vector<std::string> captures;
+  bool first = true;
+  for (const Kind k : kinds) {
+    const RunResult r = run_once(n, quiet, so, d, k, first);
+    first = false;
+    if (r.complete) n.block(table(r, d));
+    runs.push_back(run_json(r));
+    check_run(n, so, d, r);
+    captures.push_back(o.common.capture.substr(0, o.common.capture.rfind(".pcap")) + "-" +
+                       kind_id(k) + ".pcap");
+  }
+  n.result()["runs"] = runs;
+  n.result()["captures"] = captures;
+
+  n.step(tr(M("step.report")));
+  n.say(tr(M("why.report")));
+  for (const std::string& c : captures)
+    n.block(fmt::format("rdmapcap report {} -o {}.html", c, c.substr(0, c.rfind(".pcap"))));
+  lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"))});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const auto options = [&](CLI::App& app) {
+    app.add_option("--senders", o.senders, tr(M("opt.senders")))
+        ->check(CLI::Range(2u, 64u))
+        ->capture_default_str();
+    app.add_option("-s,--size", o.size, tr(M("opt.size")))->capture_default_str();
+    app.add_option("--messages", o.messages, tr(M("opt.messages")))
+        ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
+    app.add_option("--rate", o.rate_gbps, tr(M("opt.rate")))
+        ->check(CLI::Range(1.0, 400.0))
+        ->capture_default_str();
+    app.add_option("--run", o.run, tr(M("opt.run")))
+        ->check(CLI::IsMember({"lossy", "pfc", "dcqcn", "all"}))
+        ->capture_default_str();
+  };
+  return lab::run(argc, argv, "lab18", "lab18-incast", M("desc"), o.common, options,
+                  [&](lab::Narrator& n) { run_lab(n, o); });
+}

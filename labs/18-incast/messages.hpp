@@ -1,0 +1,209 @@
+// Lab 18's words, in English and Chinese.
+#pragma once
+
+#include <array>
+#include <span>
+
+#include "rdmalab/i18n/i18n.hpp"
+
+namespace rdmalab::lab18 {
+
+using i18n::Message;
+
+inline constexpr std::array kCatalog{
+    Message{"desc",
+            "Lab 18: incast. N senders WRITE into one receiver through a switched fabric, three "
+            "times on the same seed: lossy (tail drops, NAKs, go-back-N), with PFC (no drop, "
+            "pause frames, a victim flow stalled by head-of-line blocking) and with ECN + DCQCN "
+            "(CNPs, rates near the fair share, a short queue). Simulator only: it needs a switch.",
+            "实验 18：incast（多打一）。N 个发送端经过交换网络向同一个接收端执行 WRITE，用同一个"
+            "种子运行三次：有损（尾部丢包、NAK、go-back-N 重传）、开启 PFC（不丢包、暂停帧、"
+            "一条被队头阻塞拖慢的受害流）、开启 ECN + DCQCN（CNP、速率接近公平份额、队列很短）。"
+            "只在模拟器上运行：它需要交换机。"},
+    Message{"opt.senders", "senders writing into the one receiver (2 .. 64)",
+            "向同一个接收端写入的发送端个数（2 .. 64）"},
+    Message{"opt.size", "bytes of each message (2 .. 4194304)", "每条消息的字节数（2 .. 4194304）"},
+    Message{"opt.messages", "messages each sender WRITEs (1 .. 64)",
+            "每个发送端执行 WRITE 的消息条数（1 .. 64）"},
+    Message{"opt.rate",
+            "rate of every host link in Gb/s (the link between the switches: "
+            "(senders + 2) x this)",
+            "每条主机链路的速率，单位 Gb/s（交换机之间的链路为它的（发送端数 + 2）倍）"},
+    Message{"opt.run", "which runs: lossy, pfc, dcqcn or all (the three side by side)",
+            "运行哪几种：lossy、pfc、dcqcn 或 all（三种并排）"},
+    Message{"needs_sim",
+            "lab 18 runs on the simulator only: it needs a switch with PFC and ECN that the lab "
+            "configures (use --backend sim or auto)",
+            "实验 18 只能在模拟器上运行：它需要一台由实验自己配置 PFC 和 ECN 的交换机（请使用 "
+            "--backend sim 或 auto）"},
+    Message{"bad_size", "--size {}: use 2 .. 4194304 bytes", "--size {}：请使用 2 .. 4194304 字节"},
+    Message{"step.backend", "build the fabric: two switches, a dumbbell",
+            "搭建网络：两台交换机组成的哑铃拓扑"},
+    Message{"why.fabric",
+            "{0} senders, a victim sender and a second victim on the left switch; the receiver "
+            "and the two victims' receivers on the right switch ({1} hosts per switch). Every "
+            "host link runs at {2} Gb/s, the link between the switches at {3} Gb/s: as fast as "
+            "the left hosts together, so the one congested queue is the right switch's egress "
+            "to the receiver, and anything that slows a victim comes from a pause.",
+            "左侧交换机上接 {0} 个发送端、一个受害流发送端和第二个受害流发送端；右侧交换机上接"
+            "接收端和两个受害流的接收端（每台交换机 {1} 台主机）。每条主机链路 {2} Gb/s，"
+            "交换机之间的链路 {3} Gb/s：与左侧主机加起来一样快，因此唯一拥塞的队列是右侧交换机"
+            "通往接收端的出口；受害流若被拖慢，原因只能是暂停帧。"},
+    Message{"step.derive", "derive what the runs must show, before running them",
+            "运行之前，先推导各次运行必须呈现的结果"},
+    Message{"why.derive",
+            "{0} senders x {1} messages of {2} bytes ({3} packets at path MTU 4096, {4:.3f} µs on "
+            "one host link). The ideal incast sends every message's frames back to back through "
+            "the bottleneck, plus the first frame's way to it and the last ACK's way back: the "
+            "last completion at {5:.1f} µs, a goodput of {6:.2f} Gb/s (a full link carries "
+            "{7:.2f} Gb/s of payload: 4096 of every 4174 bytes on the wire). The fair share of "
+            "each sender is link / N = {8:.2f} Gb/s. A victim behind pauses gets about the "
+            "share of one sender: at most {9:.2f} Gb/s (twice link / N).",
+            "{0} 个发送端 × 每个 {1} 条 {2} 字节的消息（路径 MTU 4096 下 {3} 个包，在一条主机"
+            "链路上耗时 {4:.3f} µs）。理想的 incast 让所有消息的帧在瓶颈处首尾相接地发出，"
+            "再加上第一帧到达瓶颈的路程和最后一个 ACK 返回的路程：最后一个完成在 {5:.1f} µs，"
+            "有效吞吐 {6:.2f} Gb/s（满载链路承载 {7:.2f} Gb/s 的载荷：线路上每 4174 字节中有 "
+            "4096 字节）。每个发送端的公平份额为链路 / N = {8:.2f} Gb/s。被暂停帧挡住的受害流"
+            "大约只能得到一个发送端的份额：至多 {9:.2f} Gb/s（链路 / N 的两倍）。"},
+    Message{"step.resources",
+            "create the resources: on every host a PD, an MR and a CQ; one RC QP per sender, and "
+            "one QP per sender on the receiver",
+            "创建资源：每台主机一个 PD、一个内存区域（MR）和一个 CQ；每个发送端一个 RC QP，"
+            "接收端为每个发送端各建一个 QP"},
+    Message{"why.resources",
+            "the receiver registers one MR of N x {2} bytes, one slot per sender; its {0} QPs "
+            "share its PD and CQ. Each sender (and each victim) does the same as sender 0 below, "
+            "on its own host.",
+            "接收端注册一个 N × {2} 字节的内存区域（MR），每个发送端一格；它的 {0} 个 QP 共用"
+            "它的 PD 和 CQ。每个发送端（以及每条受害流）都在自己的主机上做与下面发送端 0 相同"
+            "的事。"},
+    Message{"receiver", "receiver", "接收端"},
+    Message{"sender", "sender {}", "发送端 {}"},
+    Message{"receiver_qp", "receiver (QP of sender {})", "接收端（发送端 {} 的 QP）"},
+    Message{"victim", "victim", "受害流发送端"},
+    Message{"victim_rx", "victim's receiver", "受害流接收端"},
+    Message{"other", "other-class victim", "另一优先级的受害流发送端"},
+    Message{"other_rx", "other-class victim's receiver", "另一优先级的受害流接收端"},
+    Message{"why.others",
+            "the same for senders 1 .. {0}; the victim ({1} -> {2}) and the other-class victim "
+            "({3} -> {4}) each open their own device, PD, MR, CQ and one QP.",
+            "发送端 1 .. {0} 同样如此；受害流（{1} -> {2}）和另一优先级的受害流（{3} -> {4}）"
+            "各自打开自己的设备、PD、内存区域（MR）、CQ 和一个 QP。"},
+    Message{"step.connect", "connect each sender's QP to its QP on the receiver",
+            "把每个发送端的 QP 连接到接收端上对应的 QP"},
+    Message{"why.tclass",
+            "every RoCE QP's address vector also sets ah_attr.grh.traffic_class = {0} (DSCP {1}): "
+            "the switches map DSCP {1} to traffic class {2}, the priority PFC protects and ECN "
+            "marks. The NIC sets the ECN bits itself (ECT(0) with DCQCN on).",
+            "每个 RoCE QP 的地址向量还设置了 ah_attr.grh.traffic_class = {0}（DSCP {1}）：交换机"
+            "把 DSCP {1} 映射到流量类别 {2}，即 PFC 保护、ECN 标记的优先级。ECN 位由网卡自己"
+            "设置（开启 DCQCN 时为 ECT(0)）。"},
+    Message{"why.connect_rest",
+            "senders 1 .. {0} and the victim connect the same way; the other-class victim with "
+            "traffic_class 0 (DSCP 0, traffic class 0: no PFC).",
+            "发送端 1 .. {0} 和受害流以同样方式连接；另一优先级的受害流使用 traffic_class 0"
+            "（DSCP 0，流量类别 0：没有 PFC）。"},
+    Message{"step.run", "run {}: every sender WRITEs at once", "运行 {}：所有发送端同时执行 WRITE"},
+    Message{"step.again",
+            "run {}: a fresh fabric, the same hosts, QPs and seed; every sender WRITEs at once",
+            "运行 {}：一张新的网络，同样的主机、QP 和种子；所有发送端同时执行 WRITE"},
+    Message{"why.lossy",
+            "no PFC, no ECN: the bottleneck queue grows until the shared buffer's dynamic "
+            "threshold (alpha x the free buffer) refuses frames; a dropped packet leaves a hole, "
+            "the receiver NAKs the next one (PSN sequence error) and the sender goes back N, or "
+            "waits for its ACK timeout when the lost packet was a message's last.",
+            "没有 PFC，没有 ECN：瓶颈队列一直增长，直到共享缓冲区的动态阈值（alpha × 空闲缓冲）"
+            "拒收新帧；一个包被丢掉就留下一个空洞，接收端对随后的包回 NAK（PSN 序列错误），"
+            "发送端执行 go-back-N；如果丢的是一条消息的最后一个包，就只能等 ACK 超时。"},
+    Message{"why.pfc",
+            "PFC on priority 3: an ingress port whose bytes in the buffer cross XOFF ({0} KiB) "
+            "sends a pause frame upstream; the headroom ({1} KiB) takes what is already on the "
+            "way. The right switch pauses the link between the switches, which carries the "
+            "victim's frames too: they wait behind the incast.",
+            "在优先级 3 上开启 PFC：某个入端口在缓冲区中的字节数超过 XOFF（{0} KiB）时，它向"
+            "上游发送暂停帧；已在路上的帧由 headroom（{1} KiB）接住。右侧交换机暂停了交换机之间"
+            "的链路，而受害流的帧也走这条链路：它们只能排在 incast 流量后面等待。"},
+    Message{"why.dcqcn",
+            "ECN + DCQCN with the reference code's parameters (hpcc-dcqcn scaled to the link: "
+            "Kmin {2} KB, Kmax {3} KB, Pmax {4}): the switch marks CE, the receiver's NIC sends "
+            "CNPs, each sender's NIC cuts its rate. PFC stays on, with XOFF at {5} KB, above "
+            "Kmax: ECN must act before PFC.",
+            "ECN + DCQCN，使用参考代码的参数（hpcc-dcqcn，按链路速率缩放：Kmin {2} KB、Kmax "
+            "{3} KB、Pmax {4}）：交换机打上 CE 标记，接收端网卡发送 CNP，发送端网卡随之降速。"
+            "PFC 仍然开启，XOFF 设为 {5} KB，高于 Kmax：ECN 必须先于 PFC 起作用。"},
+    Message{"every_sender", "every sender and victim", "每个发送端和受害流"},
+    Message{"row.goodput", "goodput", "有效吞吐"},
+    Message{"row.completion", "last completion", "最后一个完成"},
+    Message{"row.fct", "FCT median / p99", "完成时间 中位数 / p99"},
+    Message{"row.drops", "drops", "丢包"},
+    Message{"row.pauses", "pause frames XOFF / XON (prio 3)", "暂停帧 XOFF / XON（优先级 3）"},
+    Message{"row.paused", "paused time (all ports)", "暂停时间（所有端口合计）"},
+    Message{"row.ecn", "ECN marked (switches)", "ECN 标记（交换机）"},
+    Message{"row.cnp", "CNPs np_cnp_sent / rp_cnp_handled", "CNP 数 np_cnp_sent / rp_cnp_handled"},
+    Message{"row.queue", "max queue at the bottleneck", "瓶颈处的最大队列"},
+    Message{"row.retx", "retransmitted packets", "重传的包"},
+    Message{"row.victim", "victim (prio 3, other receiver)", "受害流（优先级 3，另一接收端）"},
+    Message{"row.other", "victim on prio 0", "优先级 0 上的受害流"},
+    Message{"row.rates", "DCQCN rates (mean per sender)", "DCQCN 速率（每个发送端的均值）"},
+    Message{"val.drops", "{0}  (priority 3: {1})", "{0}（优先级 3：{1}）"},
+    Message{"val.goodput", "{0:.2f} Gb/s  (ideal {1:.2f})", "{0:.2f} Gb/s（理想值 {1:.2f}）"},
+    Message{"val.completion", "{0:.1f} µs  (ideal {1:.1f})", "{0:.1f} µs（理想值 {1:.1f}）"},
+    Message{"val.queue", "{0} bytes (at {1:.1f} µs)", "{0} 字节（出现在 {1:.1f} µs）"},
+    Message{"val.retx", "{0}  (NAK {1}, timeouts {2})", "{0}（NAK {1}，超时 {2}）"},
+    Message{"val.rates", "{0:.2f} .. {1:.2f} Gb/s, mean {2:.2f} (link / N {3:.2f})",
+            "{0:.2f} .. {1:.2f} Gb/s，均值 {2:.2f}（链路 / N {3:.2f}）"},
+    Message{"check.complete", "every WRITE completed successfully and every byte is in place",
+            "每个 WRITE 都成功完成，每个字节都已就位"},
+    Message{"check.ideal", "the last completion is no earlier than the ideal {:.1f} µs",
+            "最后一个完成不早于理想的 {:.1f} µs"},
+    Message{"check.drops",
+            "the switch tail-dropped: the incast leaves more queued than the queue's cap, {} bytes",
+            "交换机发生了尾部丢包：incast 要排队的数据量超过了队列上限 {} 字节"},
+    Message{"check.queue_cap",
+            "the bottleneck queue never exceeded (buffer + largest frame) / 2 = {} bytes",
+            "瓶颈队列从未超过（缓冲区 + 最大帧）/ 2 = {} 字节"},
+    Message{"check.retransmit", "every dropped packet was sent again (retransmitted >= drops)",
+            "每个被丢的包都被重新发送（重传数 >= 丢包数）"},
+    Message{"check.victim_free",
+            "the victim is not slowed: at least {:.2f} Gb/s (95% of its rate alone on the fabric)",
+            "受害流没有被拖慢：至少 {:.2f} Gb/s（它独占网络时速率的 95%）"},
+    Message{"check.no_drops", "no frame of the lossless priority 3 was dropped anywhere",
+            "无损优先级 3 的帧在任何地方都没有被丢弃"},
+    Message{"check.pauses", "the switches sent pause frames on priority 3",
+            "交换机在优先级 3 上发送了暂停帧"},
+    Message{"check.pfc_queue", "the bottleneck queue stayed within XOFF + headroom = {} KiB",
+            "瓶颈队列始终不超过 XOFF + headroom = {} KiB"},
+    Message{"check.hol", "head-of-line blocking: the victim on priority 3 got at most {:.2f} Gb/s",
+            "队头阻塞：优先级 3 上的受害流至多得到 {:.2f} Gb/s"},
+    Message{"check.other_class",
+            "the victim on priority 0 is not paused: at least {:.2f} Gb/s (95% of its rate alone)",
+            "优先级 0 上的受害流没有被暂停：至少 {:.2f} Gb/s（它独占网络时速率的 95%）"},
+    Message{"check.cnps", "the receiver's NIC sent CNPs and the senders' NICs handled them",
+            "接收端网卡发送了 CNP，发送端网卡处理了它们"},
+    Message{"check.line_rate",
+            "PFC keeps the bottleneck busy: the last completion by {:.1f} µs (the ideal plus the "
+            "host links' jitter)",
+            "PFC 让瓶颈一直忙碌：最后一个完成不晚于 {:.1f} µs（理想值加上主机链路的抖动）"},
+    Message{"step.report", "look at the captures", "查看抓包"},
+    Message{"why.report",
+            "each run wrote its capture (frame headers, at every host's port); rdmapcap report "
+            "draws each sender's rate, the CE marks, the CNPs and the paused intervals:",
+            "每次运行都写下了自己的抓包（帧头，在每台主机的端口上）；rdmapcap report 画出每个"
+            "发送端的速率、CE 标记、CNP 和暂停区间："},
+    Message{"try.1", "--senders 16: twice the fan-in; which numbers scale with N?",
+            "--senders 16：扇入翻倍；哪些数字随 N 变化？"},
+    Message{"try.2", "--run pfc --senders 32: how slow does the victim get?",
+            "--run pfc --senders 32：受害流会慢到什么程度？"},
+    Message{"try.3", "--messages 8: a longer incast; do the DCQCN rates get closer to link / N?",
+            "--messages 8：更长的 incast；DCQCN 速率会更接近链路 / N 吗？"},
+    Message{"try.4", "--json: every number, for a script", "--json：输出全部数字，供脚本使用"},
+};
+
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
+inline std::span<const Message> catalog() noexcept {
+  return kCatalog;
+}
+
+}  // namespace rdmalab::lab18
