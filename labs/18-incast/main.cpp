@@ -17,8 +17,9 @@
 //     the paused link; the second victim (DSCP 0, class 0) does not;
 //   - dcqcn: ECN marking at the switches and DCQCN in the NICs (the
 //     reference code's parameters, scaled to --rate), PFC still on with
-//     XOFF above Kmax: CNPs, the senders' rates near link / N, a queue
-//     under XOFF, no pause.
+//     XOFF above Kmax: CNPs and the senders' rates moving toward link / N.
+//     The model does not get all the way, and its queue can still reach
+//     XOFF when the senders recover together: chapter 26 gives the figures.
 // Each run is a fresh fabric with the same seed; the tables come from the
 // switches' and the NICs' counters, named as the real ones.
 #include <fmt/format.h>
