@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 
 #include "messages.hpp"

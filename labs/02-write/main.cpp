@@ -11,6 +11,7 @@
 // with --cm, in a SEND right after the in-band connection (as rping does).
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 
 #include "messages.hpp"

@@ -13,6 +13,7 @@
 // would take two CM connections, one per QP pair, on each side.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <set>
 

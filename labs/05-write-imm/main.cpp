@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 
 #include "messages.hpp"

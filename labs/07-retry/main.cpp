@@ -13,6 +13,7 @@
 //     rnr_retry times (7 = forever), then IBV_WC_RNR_RETRY_EXC_ERR.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstring>
 

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 #include <set>
 

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstring>
 #include <deque>

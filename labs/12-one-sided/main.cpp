@@ -15,6 +15,7 @@
 // happens when either rule is broken.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>

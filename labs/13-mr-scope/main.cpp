@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstring>
 #include <optional>
 #include <vector>

@@ -15,6 +15,7 @@
 // One process plays both sides (the receiver QPs all live on one device).
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 #include <map>

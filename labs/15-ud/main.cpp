@@ -13,6 +13,7 @@
 // Then the wire: UD SEND Only packets with a DETH, nothing going back.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 

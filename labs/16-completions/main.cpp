@@ -23,6 +23,7 @@
 //   - every event acknowledged before the CQs are destroyed.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
 #include <thread>

@@ -24,6 +24,7 @@
 // switches' and the NICs' counters, named as the real ones.
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstring>

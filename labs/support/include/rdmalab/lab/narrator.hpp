@@ -6,7 +6,6 @@
 // Narrator what it did and why.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,6 +15,13 @@
 
 #include "rdmalab/i18n/i18n.hpp"
 #include "rdmalab/verbs/backend.hpp"
+
+// CLI11's App, forward-declared: CLI/CLI.hpp defines its validators as
+// constants in every file that includes it, five seconds of code generation
+// each at -O2, so only the files that add options include it.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace rdmalab::lab {
 
