@@ -83,10 +83,11 @@ endfunction()
 # TARGET's sources start from the precompiled CLI11, nlohmann-json and fmt
 # headers (the top-level CMakeLists.txt builds them once, as rdmalab_pch):
 # it saves parsing them, about a sixth of a lab's compile time. Only for
-# targets whose every source uses CLI11 (the labs' and the tools' main
-# files, lib/cli): the header brings CLI11's validator constants, whose code
-# every file that includes it generates again (five seconds at -O2), so a
-# file that does not need CLI11 is slower with it. Only targets compiled with
+# targets whose every source uses CLI11 (the labs, the rdmalab tool, lib/cli;
+# not rdmapcap, whose pipeline and report do not): the header brings CLI11's
+# validator constants, whose code every file that includes it generates
+# again (five seconds at -O2), so a file that does not need CLI11 is slower
+# with it. Only targets compiled with
 # the same flags as rdmalab_pch may use it (the warnings, the sanitizers and
 # fmt's definitions). Off with -DRDMALAB_PCH=OFF.
 function(rdmalab_use_pch target)
