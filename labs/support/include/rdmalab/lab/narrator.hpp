@@ -19,7 +19,7 @@
 // CLI11's App, forward-declared: CLI/CLI.hpp defines its validators as
 // constants in every file that includes it, five seconds of code generation
 // each at -O2, so only the files that add options include it.
-namespace CLI {
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's name
 class App;
 }  // namespace CLI
 
