@@ -10,7 +10,9 @@
 #      ladder diagram of each lab's capture: the lab runs on the simulator
 #      with --seed 1, rdmapcap draws its capture; docs/figures/labNN.zh.svg
 #      is the same capture drawn with --lang zh (Chinese labels, for
-#      docs/zh);
+#      docs/zh). The fabric labs (18 and on) write one capture per run and
+#      show each run's overview plot instead (rdmapcap plot):
+#      docs/figures/labNN-RUN-plot.svg and labNN-RUN-plot.zh.svg;
 #   4. in docs/zh, the rdmapcap (and lab) output excerpts: the Chinese output
 #      of the lines the English chapter shows (scripts/regen-zh-excerpts.py);
 #   5. docs/{en,zh}/img/report-congestion.png, the screenshot of rdmapcap
@@ -102,6 +104,18 @@ for dir in labs/[0-9][0-9]-*/; do
   # ladder has nothing to draw, and that lab shows no figure.
   for pcap in "$work/$name".pcap "$work/$name"-*.pcap; do
     [[ -f $pcap ]] || continue
+    # The fabric labs (18 and on) show their captures' overview plot: every
+    # requester's rate on one scale, CE marks, CNPs and pauses.
+    if ((10#${topic:0:2} >= 18)); then
+      for lang in en zh; do
+        suffix=-plot.svg
+        [[ $lang == en ]] || suffix=-plot.$lang.svg
+        svg="docs/figures/$(basename "$pcap" .pcap)$suffix"
+        "$rdmapcap" --lang "$lang" plot "$pcap" -o "$svg" || [[ $? -eq 1 ]]
+        echo "wrote $svg"
+      done
+      continue
+    fi
     if "$rdmapcap" summary --json "$pcap" | grep -q '"conversations":\[\]'; then
       echo "no conversation in $name's capture: no figure"
       continue

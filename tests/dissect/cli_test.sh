@@ -195,6 +195,50 @@ check "report: in Chinese too" code 3 "$BIN" --lang zh report "$DATA/rc_pingpong
 check "report: the Chinese message" grep -q '无法把报告写入' "$TMP/err"
 check "report: -o is required, exit 2" code 2 "$BIN" report "$DATA/rc_pingpong_s64.pcap"
 
+# plot: the report's overview alone, one SVG. Each requester QP's lane shows
+# as many CE and CNP ticks as the summary counts for it, the pause intervals
+# add up to the summary's paused time per sender and priority, and every
+# lane's bars are drawn to one scale: the highest bar of all is the full
+# height (26 of a 30-pixel band) and no bar is higher.
+plot_agrees() {  # plot_agrees SVG SUMMARY_JSON LANES
+  python3 - "$@" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+summary = json.load(open(sys.argv[2]))
+want_lanes = int(sys.argv[3])
+chans = [ch for c in summary["conversations"] for ch in c["channels"]]
+lanes = root.findall("s:g[@class='lane']", ns)
+ok = len(lanes) == min(want_lanes, len(chans)) and root.get("data-requesters") == str(len(chans))
+for g, ch in zip(lanes, chans):
+    ok &= len(g.findall("s:line[@class='ce']", ns)) == ch["ecn_ce"]
+    ok &= len(g.findall("s:line[@class='cnp']", ns)) == ch["cnps"]
+for p in summary.get("pfc", []):
+    prio = "8" if p["priority"] is None else str(p["priority"])
+    drawn = sum(int(r.get("data-ns")) for r in root.findall("s:rect[@class='pfc']", ns)
+                if r.get("data-src") == p["src"] and r.get("data-priority") == prio)
+    ok &= drawn == p["paused_ns"]
+heights = [float(r.get("height")) for g in lanes for r in g.findall("s:rect[@class='rate']", ns)]
+ok &= bool(heights) and max(heights) == 26.0
+sys.exit(0 if ok else 1)
+PY
+}
+code 0 "$BIN" summary --json "$DATA/congestion_pfc.pcap"
+cp "$TMP/out" "$TMP/s.json"
+check "plot: writes an SVG" code 0 "$BIN" plot "$DATA/congestion_pfc.pcap" -o "$TMP/p.svg"
+check "plot: agrees with the summary (ticks, pauses, one scale)" plot_agrees "$TMP/p.svg" "$TMP/s.json" 16
+check "plot: the report holds the same overview" grep -q 'id="overview-plot" data-lanes="2" data-requesters="2" data-ce="400" data-cnp="16"' "$TMP/r.html"
+check "plot: --lanes 1 draws one lane" code 0 "$BIN" plot --lanes 1 "$DATA/congestion_pfc.pcap" -o "$TMP/p1.svg"
+check "plot: and says one is left out" grep -q '1 more requester QP(s) not drawn; raise --lanes' "$TMP/p1.svg"
+check "plot: one lane agrees too" plot_agrees "$TMP/p1.svg" "$TMP/s.json" 1
+check "plot: labels in Chinese" code 0 "$BIN" --lang zh plot "$DATA/congestion_pfc.pcap" -o "$TMP/pz.svg"
+check "plot: the Chinese title" grep -q '各请求端 QP 的请求速率' "$TMP/pz.svg"
+check "plot: missing capture, exit 3" code 3 "$BIN" plot "$TMP/missing.pcap" -o "$TMP/m.svg"
+check "plot: no file for a missing capture" test ! -e "$TMP/m.svg"
+check "plot: unwritable output, exit 3, in Chinese" code 3 "$BIN" --lang zh plot "$DATA/rc_pingpong_s64.pcap" -o "$TMP/no/such/dir/p.svg"
+check "plot: the Chinese message" grep -q '无法把图写入' "$TMP/err"
+check "plot: --lanes 0 is refused, exit 2" code 2 "$BIN" plot --lanes 0 "$DATA/rc_pingpong_s64.pcap" -o "$TMP/p.svg"
+
 # No reader thread to be had (one process allowed for an ordinary user): the
 # capture is read on the main thread, with the same result, not an abort.
 if [[ $(id -u) -eq 0 ]] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then

@@ -9,7 +9,7 @@ For each capture in CAPTURES and each language (en, zh):
 - every conversation of `rdmapcap summary --json` has its section, and no
   other section exists;
 - per requester QP, the timeline shows as many CE ticks and CNP ticks as the
-  summary counts (ecn_ce, cnps), and the PFC table's paused time per sender
+  summary counts (ecn_ce, cnps), and so does the overview plot's lane, and the PFC table's paused time per sender
   and priority is the summary's paused_ns; the paused intervals drawn on the
   timeline add up to the same time;
 - every event of `rdmapcap decode --json --all` above the info level, and
@@ -125,6 +125,19 @@ def check_report(driver, rdmapcap, data, out_dir, capture, lang):
                 fail(f"{where}: {plot} shows {got[0]} CE and {got[1]} CNP ticks, "
                      f"the summary counts {ch['ecn_ce']} and {ch['cnps']}")
             ce_total += ch["ecn_ce"] + ch["cnps"]
+
+    # The overview: one lane per requester QP (16 at most), its ticks as the
+    # summary counts them; no overview when there is nothing to draw.
+    chans = [ch for conv in summary["conversations"] for ch in conv["channels"]][:16]
+    ov = js("var p = document.getElementById('overview-plot'); return p ? "
+            "[p.querySelectorAll('g.lane').length, p.querySelectorAll('line.ce').length,"
+            " p.querySelectorAll('line.cnp').length] : null")
+    if chans or summary.get("pfc"):
+        want = [len(chans), sum(c["ecn_ce"] for c in chans), sum(c["cnps"] for c in chans)]
+        if ov != want:
+            fail(f"{where}: overview shows [lanes, CE, CNP] {ov}, the summary {want}")
+    elif ov is not None:
+        fail(f"{where}: an overview with nothing to draw")
 
     # PFC: the table and the drawn intervals against the summary.
     for p in summary.get("pfc", []):

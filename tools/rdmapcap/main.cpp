@@ -4,7 +4,8 @@
 //   rdmapcap summary FILE [--json]
 //   rdmapcap ladder  FILE [--conversation N] [--svg OUT] [--rows N] [--color auto|always|never]
 //                         [--ascii]
-//   rdmapcap report  FILE -o OUT.html [--rows N] [--conversations N]
+//   rdmapcap report  FILE -o OUT.html [--rows N] [--conversations N] [--lanes N]
+//   rdmapcap plot    FILE -o OUT.svg [--lanes N]
 //
 // All the protocol work is in rdmalab::dissect; this file reads the file with
 // rdmalab::capture, feeds the analyser in frame order, and writes what the
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -266,19 +268,21 @@ int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& s
   return code;
 }
 
-int cmd_report(const std::string& path, const std::string& html_path, std::size_t rows,
-               std::size_t conversations, const dissect::AnalyzerOptions& aopt) {
+/// `rdmapcap report` (the page) and `rdmapcap plot` (its overview alone).
+int cmd_report(const std::string& path, const std::string& out_path, bool plot,
+               rdmapcap::ReportOptions ropt, const dissect::AnalyzerOptions& aopt) {
+  const i18n::Message& cannot = plot ? M("err.write_plot") : M("err.write");
   // Open the output first: a path that cannot be written is reported before
-  // the capture is read, and no partial page is left behind on failure.
-  std::ofstream html(html_path, std::ios::binary | std::ios::trunc);
+  // the capture is read, and no partial file is left behind on failure.
+  std::ofstream html(out_path, std::ios::binary | std::ios::trunc);
   if (!html) {
-    std::fprintf(stderr, "%s\n", i18n::tr(M("err.write"), html_path).c_str());
+    std::fprintf(stderr, "%s\n", i18n::tr(cannot, out_path).c_str());
     return kExitInput;
   }
   const auto give_up = [&](int rc) {
     html.close();
     std::error_code ignored;
-    std::filesystem::remove(html_path, ignored);
+    std::filesystem::remove(out_path, ignored);
     return rc;
   };
   Out out;  // stays empty: the page goes to the file
@@ -296,10 +300,8 @@ int cmd_report(const std::string& path, const std::string& html_path, std::size_
       errors);
   if (rc != kExitOk) return give_up(rc);
   (void)first.finish();
-  rdmapcap::ReportOptions ropt;
   ropt.title = std::filesystem::path(path).filename().string();
-  ropt.rows = rows;
-  ropt.conversations = conversations;
+  if (plot) ropt.rows = 0;  // no ladder is drawn: the plot needs no rows
   rdmapcap::Report report(first, start, ropt);
   // Second pass: ladders, events, timelines.
   dissect::Analyzer second(aopt);
@@ -310,10 +312,10 @@ int cmd_report(const std::string& path, const std::string& html_path, std::size_
   std::vector<dissect::Event> ends;
   const int code = finish(second, errors, [&](const dissect::Event& e) { ends.push_back(e); });
   report.finish(ends);
-  html << report.html();
+  html << (plot ? report.overview_svg() : report.html());
   html.close();
   if (!html) {
-    std::fprintf(stderr, "%s\n", i18n::tr(M("err.write"), html_path).c_str());
+    std::fprintf(stderr, "%s\n", i18n::tr(cannot, out_path).c_str());
     return give_up(kExitInput);
   }
   return code;
@@ -399,11 +401,24 @@ int main(int argc, char** argv) {
       ->add_option("--conversations", report_convs, std::string(i18n::text(M("opt.report_convs"))))
       ->check(CLI::PositiveNumber);
 
-  // Options of the analysis, shared by decode, summary and report.
+  std::size_t lanes = rdmapcap::ReportOptions{}.lanes;
+  report->add_option("--lanes", lanes, std::string(i18n::text(M("opt.plot_lanes"))))
+      ->check(CLI::PositiveNumber);
+
+  auto* plot = app.add_subcommand("plot", std::string(i18n::text(M("cmd.plot"))));
+  plot->add_option(i18n::tr(M("arg.file")), file, std::string(i18n::text(M("opt.file"))))
+      ->required();
+  std::string svg_out;
+  plot->add_option("-o,--output", svg_out, std::string(i18n::text(M("opt.plot_output"))))
+      ->required();
+  plot->add_option("--lanes", lanes, std::string(i18n::text(M("opt.plot_lanes"))))
+      ->check(CLI::PositiveNumber);
+
+  // Options of the analysis, shared by decode, summary, report and plot.
   std::string link_speed;
   double storm_ms = 100;
   std::size_t max_channels = dissect::AnalyzerOptions{}.max_channels;
-  for (auto* cmd : {decode, summary, report}) {
+  for (auto* cmd : {decode, summary, report, plot}) {
     cmd->add_option("--max-channels", max_channels, std::string(i18n::text(M("opt.max_channels"))))
         ->check(CLI::PositiveNumber);
     cmd->add_option("--link-speed", link_speed, std::string(i18n::text(M("opt.link_speed"))));
@@ -429,6 +444,15 @@ int main(int argc, char** argv) {
   aopt.max_channels = max_channels;
   if (*decode) return cmd_decode(file, json, all, payload, aopt);
   if (*summary) return cmd_summary(file, json, !no_icrc, aopt);
-  if (*report) return cmd_report(file, html, report_rows, report_convs, aopt);
+  if (*report || *plot) {
+    rdmapcap::ReportOptions ropt;
+    ropt.rows = report_rows;
+    ropt.conversations = report_convs;
+    ropt.lanes = lanes;
+    // The plot's lanes come from the conversations the report keeps.
+    if (*plot) ropt.conversations = std::max(report_convs, lanes);
+    return *report ? cmd_report(file, html, false, ropt, aopt)
+                   : cmd_report(file, svg_out, true, ropt, aopt);
+  }
   return cmd_ladder(file, conv, svg, rows, color, ascii);
 }

@@ -151,6 +151,9 @@ constexpr std::string_view kScript = R"js(
 // The timeline plots: one lane per quantity over the whole capture's time.
 constexpr int kPlotWidth = 1100, kLabelWidth = 250, kRateHeight = 90, kLaneHeight = 26,
               kAxisHeight = 28;
+// The overview: a title and legend, then per requester QP a rate lane with a
+// strip of CE and CNP ticks under it.
+constexpr int kLegendHeight = 44, kOverviewRate = 30, kOverviewLaneHeight = 44;
 
 }  // namespace
 
@@ -158,6 +161,7 @@ Report::Report(const dissect::Analyzer& first, std::int64_t start_ns, ReportOpti
     : opt_(std::move(options)), stats_(first.stats()), pfc_(first.pfc()), start_ns_(start_ns) {
   std::vector<dissect::ConversationSummary> all = first.summaries();
   total_convs_ = all.size();
+  for (const dissect::ConversationSummary& s : all) total_channels_ += s.channels.size();
   for (dissect::ConversationSummary& s : all) {
     if (convs_.size() == opt_.conversations) break;
     Conversation c;
@@ -385,27 +389,83 @@ void Report::events_table(const Conversation& c, std::string& out) const {
     put(out, "<p class=\"note\">{}</p>\n", esc(i18n::tr(M("rep.events_cut"), c.events_not_listed)));
 }
 
-void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::string& out,
-                      const std::string& id) const {
+double Report::x_of(std::int64_t t) const {
+  const std::int64_t span = std::max<std::int64_t>(1, stats_.last_ns - stats_.first_ns);
+  const double f = static_cast<double>(std::clamp<std::int64_t>(t - stats_.first_ns, 0, span)) /
+                   static_cast<double>(span);
+  return kLabelWidth + f * kPlotWidth;
+}
+
+namespace {
+
+void lane_label(std::string& out, int y, const std::string& label) {
+  put(out, "<text x=\"4\" y=\"{}\">{}</text>\n", y + 17, esc(label));
+  put(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#dde\"/>\n", kLabelWidth,
+      y + kLaneHeight - 1, kLabelWidth + kPlotWidth);
+}
+
+/// The opening tag of a plot: `attrs` go on it as they are.
+void svg_open(std::string& out, std::string_view attrs, int width, int height) {
+  put(out,
+      "<svg {} xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} "
+      "{}\" shape-rendering=\"crispEdges\" font-size=\"12\" font-family=\"DejaVu Sans, Noto Sans "
+      "CJK SC, sans-serif\">\n",
+      attrs, width, height, width, height);
+}
+
+constexpr const char* kRateColor = "#4a78c0";
+constexpr const char* kCeColor = "#d07000";
+constexpr const char* kCnpColor = "#c00000";
+constexpr const char* kPauseColor = "#8a50b0";
+
+}  // namespace
+
+void Report::pause_lanes(int& y, std::string& out) const {
+  for (const PauseTrack& t : pauses_) {
+    const std::string mac = wire::mac_to_string(t.src);
+    lane_label(out, y,
+               t.priority < wire::kPriorities ? i18n::tr(M("rep.lane.pfc"), mac, t.priority)
+                                              : i18n::tr(M("rep.lane.pause"), mac));
+    for (const auto& [from, to] : t.intervals)
+      put(out,
+          "<rect class=\"pfc\" data-src=\"{}\" data-priority=\"{}\" data-ns=\"{}\" x=\"{:.1f}\" "
+          "y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
+          mac, t.priority, to - from, x_of(from), y + 5, std::max(0.5, x_of(to) - x_of(from)),
+          kLaneHeight - 10, kPauseColor, duration_text(to - from));
+    y += kLaneHeight;
+  }
+}
+
+void Report::time_axis(int y, std::string& out) const {
   const std::int64_t t0 = stats_.first_ns;
   const std::int64_t span = std::max<std::int64_t>(1, stats_.last_ns - stats_.first_ns);
-  const auto x = [&](std::int64_t t) {
-    const double f =
-        static_cast<double>(std::clamp<std::int64_t>(t - t0, 0, span)) / static_cast<double>(span);
-    return kLabelWidth + f * kPlotWidth;
-  };
+  put(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#444\"/>\n", kLabelWidth, y,
+      kLabelWidth + kPlotWidth);
+  for (int i = 0; i <= 4; ++i) {
+    const std::int64_t t = t0 + span * i / 4;
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#444\"/><text "
+        "x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"{4}\">{5}</text>\n",
+        x_of(t), y, y + 4, y + 18,
+        i == 0   ? "start"
+        : i == 4 ? "end"
+                 : "middle",
+        seconds_text(t - start_ns_) + " s");
+  }
+}
+
+void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::string& out,
+                      const std::string& id) const {
   const std::size_t lanes = 2 + pauses_.size();
   const int height = kRateHeight + static_cast<int>(lanes) * kLaneHeight + kAxisHeight + 8;
   const int width = kLabelWidth + kPlotWidth + 20;
   put(out, "<h4>{}</h4>\n",
       esc(i18n::tr(M("rep.timeline"), dissect::endpoint_string(s.requester),
                    dissect::endpoint_string(s.responder))));
-  put(out,
-      "<svg class=\"plot\" id=\"{}\" data-ce=\"{}\" data-cnp=\"{}\" xmlns=\"http://www.w3.org/2000/"
-      "svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-size=\"12\" "
-      "font-family=\"DejaVu "
-      "Sans, Noto Sans CJK SC, sans-serif\">\n",
-      id, ch.ce_ns.size(), ch.cnp_ns.size(), width, height, width, height);
+  svg_open(out,
+           fmt::format("class=\"plot\" id=\"{}\" data-ce=\"{}\" data-cnp=\"{}\"", id,
+                       ch.ce_ns.size(), ch.cnp_ns.size()),
+           width, height);
   // Rate: request frame bits per bin, as the summary measured them.
   double peak = 0;
   const double bin = static_cast<double>(std::max<std::int64_t>(1, s.rate_bin_ns));
@@ -416,63 +476,131 @@ void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::
       esc(i18n::tr(M("rep.lane.rate"), rate_text(peak))));
   put(out, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f6f8fc\"/>\n", kLabelWidth,
       y, kPlotWidth, kRateHeight);
-  for (std::size_t i = 0; i < s.rate_bytes.size(); ++i) {
-    const double bps = static_cast<double>(s.rate_bytes[i]) * 8e9 / bin;
-    if (bps <= 0) continue;
-    const std::int64_t from = s.first_ns + static_cast<std::int64_t>(i) * s.rate_bin_ns;
-    const double x1 = x(from), x2 = x(from + s.rate_bin_ns);
-    const double h = peak > 0 ? bps / peak * (kRateHeight - 4) : 0;
-    put(out,
-        "<rect class=\"rate\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-        "fill=\"#4a78c0\"><title>{}</title></rect>\n",
-        x1, y + kRateHeight - h, std::max(0.5, x2 - x1), h, rate_text(bps));
-  }
+  rate_bars(s, peak, y, kRateHeight, out);
   y += kRateHeight;
-  const auto lane_label = [&](const std::string& label) {
-    put(out, "<text x=\"4\" y=\"{}\">{}</text>\n", y + 17, esc(label));
-    put(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#dde\"/>\n", kLabelWidth,
-        y + kLaneHeight - 1, kLabelWidth + kPlotWidth);
-  };
   const auto ticks = [&](const std::vector<std::int64_t>& times, const char* cls,
                          const char* color) {
     for (const std::int64_t t : times)
       put(out,
           "<line class=\"{}\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"{}\"/>\n",
-          cls, x(t), y + 4, x(t), y + kLaneHeight - 4, color);
+          cls, x_of(t), y + 4, x_of(t), y + kLaneHeight - 4, color);
   };
-  lane_label(i18n::tr(M("rep.lane.ce"), ch.ce_ns.size()));
-  ticks(ch.ce_ns, "ce", "#d07000");
+  lane_label(out, y, i18n::tr(M("rep.lane.ce"), ch.ce_ns.size()));
+  ticks(ch.ce_ns, "ce", kCeColor);
   y += kLaneHeight;
-  lane_label(i18n::tr(M("rep.lane.cnp"), ch.cnp_ns.size()));
-  ticks(ch.cnp_ns, "cnp", "#c00000");
+  lane_label(out, y, i18n::tr(M("rep.lane.cnp"), ch.cnp_ns.size()));
+  ticks(ch.cnp_ns, "cnp", kCnpColor);
   y += kLaneHeight;
-  for (const PauseTrack& t : pauses_) {
-    const std::string mac = wire::mac_to_string(t.src);
-    lane_label(t.priority < wire::kPriorities ? i18n::tr(M("rep.lane.pfc"), mac, t.priority)
-                                              : i18n::tr(M("rep.lane.pause"), mac));
-    for (const auto& [from, to] : t.intervals)
+  pause_lanes(y, out);
+  time_axis(y, out);
+  out += "</svg>\n";
+}
+
+void Report::rate_bars(const dissect::ChannelSummary& s, double peak, int y, int height,
+                       std::string& out) const {
+  const double bin = static_cast<double>(std::max<std::int64_t>(1, s.rate_bin_ns));
+  for (std::size_t i = 0; i < s.rate_bytes.size(); ++i) {
+    const double bps = static_cast<double>(s.rate_bytes[i]) * 8e9 / bin;
+    if (bps <= 0) continue;
+    const std::int64_t from = s.first_ns + static_cast<std::int64_t>(i) * s.rate_bin_ns;
+    const double x1 = x_of(from), x2 = x_of(from + s.rate_bin_ns);
+    const double h = peak > 0 ? bps / peak * (height - 4) : 0;
+    put(out,
+        "<rect class=\"rate\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+        "fill=\"{}\"><title>{}</title></rect>\n",
+        x1, y + height - h, std::max(0.5, x2 - x1), h, kRateColor, rate_text(bps));
+  }
+}
+
+void Report::overview(std::string& out) const {
+  struct Lane {
+    std::uint32_t conv;
+    const dissect::ChannelSummary* s;
+    const Channel* ch;
+  };
+  std::vector<Lane> lanes;
+  for (const Conversation& c : convs_) {
+    for (std::size_t i = 0; i < c.channels.size() && lanes.size() < opt_.lanes; ++i)
+      lanes.push_back(Lane{c.summary.id, &c.summary.channels[i], &c.channels[i]});
+  }
+  const std::size_t total = total_channels_;
+  // One scale for every lane: the highest bin of any of them.
+  double peak = 0;
+  std::size_t ce = 0, cnp = 0;
+  for (const Lane& l : lanes) {
+    const double bin = static_cast<double>(std::max<std::int64_t>(1, l.s->rate_bin_ns));
+    for (const std::uint64_t b : l.s->rate_bytes)
+      peak = std::max(peak, static_cast<double>(b) * 8e9 / bin);
+    ce += l.ch->ce_ns.size();
+    cnp += l.ch->cnp_ns.size();
+  }
+  const int width = kLabelWidth + kPlotWidth + 20;
+  const int cut = total > lanes.size() ? kLaneHeight : 0;
+  const int height = kLegendHeight + static_cast<int>(lanes.size()) * kOverviewLaneHeight + cut +
+                     static_cast<int>(pauses_.size()) * kLaneHeight + kAxisHeight + 8;
+  svg_open(out,
+           fmt::format("class=\"plot overview\" id=\"overview-plot\" data-lanes=\"{}\" "
+                       "data-requesters=\"{}\" data-ce=\"{}\" data-cnp=\"{}\"",
+                       lanes.size(), total, ce, cnp),
+           width, height);
+  put(out, "<rect width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n", width, height);
+  // Title and legend.
+  put(out, "<text x=\"4\" y=\"15\" font-weight=\"bold\">{}</text>\n",
+      esc(i18n::tr(M("rep.overview_title"), rate_text(peak))));
+  int lx = kLabelWidth;
+  const auto key = [&](const char* color, const i18n::Message& label) {
+    put(out,
+        "<rect x=\"{}\" y=\"24\" width=\"12\" height=\"10\" fill=\"{}\"/><text x=\"{}\" "
+        "y=\"33\">{}</text>\n",
+        lx, color, lx + 16, esc(i18n::text(label)));
+    lx += 140;
+  };
+  key(kRateColor, M("rep.legend"));
+  key(kCeColor, M("rep.legend_ce"));
+  key(kCnpColor, M("rep.legend_cnp"));
+  key(kPauseColor, M("rep.legend_pfc"));
+  int y = kLegendHeight;
+  for (const Lane& l : lanes) {
+    const std::string requester = dissect::endpoint_string(l.s->requester);
+    put(out, "<g class=\"lane\" data-conv=\"{}\" data-ce=\"{}\" data-cnp=\"{}\">\n", l.conv,
+        l.ch->ce_ns.size(), l.ch->cnp_ns.size());
+    put(out, "<title>{}</title>\n",
+        esc(i18n::tr(M("rep.lane.requester_title"), l.conv, requester,
+                     dissect::endpoint_string(l.s->responder), l.ch->ce_ns.size(),
+                     l.ch->cnp_ns.size())));
+    put(out, "<text x=\"4\" y=\"{}\">{}. {}</text>\n", y + kOverviewRate / 2 + 5, l.conv,
+        esc(requester));
+    put(out, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f6f8fc\"/>\n", kLabelWidth,
+        y, kPlotWidth, kOverviewRate);
+    rate_bars(*l.s, peak, y, kOverviewRate, out);
+    // CE marks above CNPs, in the strip under the rate.
+    for (const std::int64_t t : l.ch->ce_ns)
       put(out,
-          "<rect class=\"pfc\" data-src=\"{}\" data-priority=\"{}\" data-ns=\"{}\" x=\"{:.1f}\" "
-          "y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#8a50b0\"><title>{}</title></rect>\n",
-          mac, t.priority, to - from, x(from), y + 5, std::max(0.5, x(to) - x(from)),
-          kLaneHeight - 10, duration_text(to - from));
+          "<line class=\"ce\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" "
+          "stroke=\"{3}\"/>\n",
+          x_of(t), y + kOverviewRate + 1, y + kOverviewRate + 6, kCeColor);
+    for (const std::int64_t t : l.ch->cnp_ns)
+      put(out,
+          "<line class=\"cnp\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" "
+          "stroke=\"{3}\"/>\n",
+          x_of(t), y + kOverviewRate + 6, y + kOverviewRate + 11, kCnpColor);
+    out += "</g>\n";
+    y += kOverviewLaneHeight;
+  }
+  if (cut != 0) {
+    put(out, "<text x=\"4\" y=\"{}\" font-style=\"italic\">{}</text>\n", y + 17,
+        esc(i18n::tr(M("rep.lanes_cut"), total - lanes.size())));
     y += kLaneHeight;
   }
-  // The time axis: five ticks, in seconds since the first frame.
-  put(out, "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#444\"/>\n", kLabelWidth, y,
-      kLabelWidth + kPlotWidth);
-  for (int i = 0; i <= 4; ++i) {
-    const std::int64_t t = t0 + span * i / 4;
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#444\"/><text "
-        "x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"{4}\">{5}</text>\n",
-        x(t), y, y + 4, y + 18,
-        i == 0   ? "start"
-        : i == 4 ? "end"
-                 : "middle",
-        seconds_text(t - start_ns_) + " s");
-  }
+  pause_lanes(y, out);
+  time_axis(y, out);
   out += "</svg>\n";
+}
+
+std::string Report::overview_svg() const {
+  std::string out;  // UTF-8, the default of an XML document without a declaration
+  overview(out);
+  return out;
 }
 
 void Report::section_conversation(const Conversation& c, std::string& out) const {
@@ -559,6 +687,8 @@ std::string Report::html() const {
   put(out, "<nav><h2>{}</h2><ul>\n", esc(i18n::text(M("rep.contents"))));
   put(out, "<li><a href=\"#capture\">{}</a></li>\n<li><a href=\"#findings\">{}</a></li>\n",
       esc(i18n::text(M("rep.capture"))), esc(i18n::text(M("rep.findings"))));
+  if (!convs_.empty() || !pauses_.empty())
+    put(out, "<li><a href=\"#overview\">{}</a></li>\n", esc(i18n::text(M("rep.overview"))));
   for (const Conversation& c : convs_)
     put(out, "<li><a href=\"#conv-{}\">{}</a></li>\n", c.summary.id,
         esc(i18n::tr(M("rep.conv"), c.summary.id, dissect::endpoint_string(c.summary.a),
@@ -566,6 +696,11 @@ std::string Report::html() const {
   put(out, "<li><a href=\"#pfc\">{}</a></li>\n</ul></nav>\n", esc(i18n::text(M("rep.pfc"))));
   section_capture(out);
   section_findings(out);
+  if (!convs_.empty() || !pauses_.empty()) {
+    put(out, "<section id=\"overview\"><h2>{}</h2>\n", esc(i18n::text(M("rep.overview"))));
+    overview(out);
+    out += "</section>\n";
+  }
   put(out, "<section id=\"conversations\"><h2>{}</h2>\n", esc(i18n::text(M("rep.conversations"))));
   if (convs_.empty()) put(out, "<p>{}</p>\n", esc(i18n::text(M("rep.no_convs"))));
   for (const Conversation& c : convs_) section_conversation(c, out);

@@ -33,6 +33,7 @@ struct ReportOptions {
   std::size_t rows_per_page = 100;     // ladder rows per page
   std::size_t conversations = 100;     // conversations given a section (--conversations)
   std::size_t events_per_conv = 1000;  // event rows listed per conversation
+  std::size_t lanes = 16;              // requester QPs in the overview plot (--lanes)
 };
 
 class Report {
@@ -47,6 +48,11 @@ class Report {
 
   /// The whole page, in the current language.
   [[nodiscard]] std::string html() const;
+  /// The overview plot alone, a standalone SVG document (`rdmapcap plot`):
+  /// one lane per requester QP with its request rate, every lane on the
+  /// same scale so that shares compare at a glance, its CE marks and CNPs
+  /// as ticks, then the PFC pauses per sender and priority.
+  [[nodiscard]] std::string overview_svg() const;
 
  private:
   struct EventRow {
@@ -82,6 +88,16 @@ class Report {
   void section_conversation(const Conversation& c, std::string& out) const;
   void ladder(const Conversation& c, std::string& out) const;
   void events_table(const Conversation& c, std::string& out) const;
+  void overview(std::string& out) const;
+  /// x of time `t` in a plot spanning the whole capture.
+  [[nodiscard]] double x_of(std::int64_t t) const;
+  /// One lane per PFC sender and priority, from `y` down (advanced).
+  void pause_lanes(int& y, std::string& out) const;
+  /// Five ticks in seconds since the first frame, at `y`.
+  void time_axis(int y, std::string& out) const;
+  /// The request rate bars of `s`, scaled to `peak`, in a band of `height`.
+  void rate_bars(const rdmalab::dissect::ChannelSummary& s, double peak, int y, int height,
+                 std::string& out) const;
   void timeline(const rdmalab::dissect::ChannelSummary& s, const Channel& ch, std::string& out,
                 const std::string& id) const;
   [[nodiscard]] bool drawn(const Conversation& c, std::uint64_t frame) const;
@@ -92,6 +108,7 @@ class Report {
   std::int64_t start_ns_;
   std::vector<Conversation> convs_;  // the first opt_.conversations, by id
   std::size_t total_convs_ = 0;
+  std::size_t total_channels_ = 0;  // requester QPs of every conversation
   std::vector<PauseTrack> pauses_;
   std::vector<EventRow> pfc_events_;
   std::vector<rdmalab::dissect::Event> findings_;
