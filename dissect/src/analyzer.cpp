@@ -1184,7 +1184,9 @@ struct Analyzer::Impl {
     }
     ++stats.roce;
     if (rec.decoded.roce == wire::RoceVersion::V1) ++stats.roce_v1;
+    if (rec.decoded.roce == wire::RoceVersion::NativeIb) ++stats.native_ib;
     if (rec.icrc && !rec.icrc->ok()) ++stats.icrc_errors;
+    if (rec.vcrc && !rec.vcrc->ok()) ++stats.vcrc_errors;
     if (rec.decoded.error) {
       const wire::DecodeError& err = *rec.decoded.error;
       if (err.kind == wire::ErrorKind::UnknownOpcode) {

@@ -100,6 +100,8 @@ constexpr std::array<EventInfo, kEventTypes> kEvents{{
      &M("ev.length")},
     {T::IcrcMismatch, "icrc_mismatch", S::Error, G::Checksum, &M("ex.icrc_mismatch"),
      &M("ev.icrc")},
+    {T::VcrcMismatch, "vcrc_mismatch", S::Error, G::Checksum, &M("ex.vcrc_mismatch"),
+     &M("ev.vcrc")},
     {T::Malformed, "malformed", S::Error, G::Malformed, &M("ex.malformed"), &M("ev.malformed")},
     {T::UnknownOpcode, "unknown_opcode", S::Error, G::Malformed, &M("ex.unknown_opcode"),
      &M("ev.unknown_opcode")},
@@ -213,6 +215,9 @@ std::string describe(const Event& e) {
     case EventType::IcrcMismatch:
       return i18n::tr(text, static_cast<std::uint32_t>(e.value),
                       static_cast<std::uint32_t>(e.value >> 32));
+    case EventType::VcrcMismatch:
+      return i18n::tr(text, static_cast<std::uint16_t>(e.value),
+                      static_cast<std::uint16_t>(e.value >> 32));
     case EventType::Malformed: {
       // The decode error travels in the event's fields (see decode_record).
       const wire::DecodeError err{static_cast<wire::ErrorKind>(e.code),

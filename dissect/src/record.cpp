@@ -27,6 +27,7 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
   wire::decode_frame(captured, link, rec.original_length, rec.decoded);
   rec.op = nullptr;
   rec.icrc.reset();
+  rec.vcrc.reset();
   rec.cm.reset();
   rec.pause.reset();
   if (rec.decoded.eth && rec.decoded.eth->ethertype == wire::kEthMacControl)
@@ -45,7 +46,10 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
     return;
   }
   rec.op = wire::find_opcode(rec.decoded.ib->bth.opcode);
-  if (check_icrc) rec.icrc = wire::check_icrc(rec.decoded, captured);
+  if (check_icrc) {
+    rec.icrc = wire::check_icrc(rec.decoded, captured);
+    rec.vcrc = wire::check_vcrc(rec.decoded, captured);
+  }
   if (rec.decoded.error && rec.decoded.error->kind == wire::ErrorKind::UnknownOpcode) {
     Event e{EventType::UnknownOpcode, frame};
     e.code = rec.decoded.ib->bth.opcode;
@@ -67,6 +71,11 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
   if (rec.icrc && !rec.icrc->ok()) {
     Event e{EventType::IcrcMismatch, frame};
     e.value = (std::uint64_t{rec.icrc->expected} << 32) | rec.icrc->actual;
+    rec.events.push_back(e);
+  }
+  if (rec.vcrc && !rec.vcrc->ok()) {
+    Event e{EventType::VcrcMismatch, frame};
+    e.value = (std::uint64_t{rec.vcrc->expected} << 32) | rec.vcrc->actual;
     rec.events.push_back(e);
   }
 }

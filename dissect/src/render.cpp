@@ -15,6 +15,7 @@
 #include "catalog.hpp"
 #include "format.hpp"
 #include "rdmalab/wire/describe.hpp"
+#include "rdmalab/wire/erf.hpp"
 
 namespace rdmalab::dissect {
 
@@ -124,6 +125,12 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
     kind = i18n::tr(M("dec.rocev2"), f.udp ? f.udp->src_port : 0);
   else if (f.roce == wire::RoceVersion::V1)
     kind = i18n::tr(M("dec.rocev1"));
+  else if (f.roce == wire::RoceVersion::NativeIb)
+    kind = i18n::tr(M("dec.ib"), f.lrh->sl, f.lrh->vl);
+  else if (f.lrh)
+    kind = i18n::tr(M("dec.ib_raw"), static_cast<int>(f.lrh->lnh));
+  else if (f.erf_type == wire::erf::kTypeInfinibandLink)
+    kind = i18n::tr(M("dec.ib_link"));
   else
     kind = i18n::tr(M("dec.not_roce"));
   put(out, "{}\n",
@@ -143,9 +150,26 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
   if (f.ipv6)
     put(out, "  {}\n",
         i18n::tr(M("dec.ip_ecn"), f.ipv6->traffic_class >> 2, f.ipv6->traffic_class & 3));
-  if (f.grh)
-    put(out, "  {}\n",
-        i18n::tr(M("dec.grh"), addr_or_dash(f.src_address()), addr_or_dash(f.dst_address())));
+  if (f.lrh) {
+    const wire::ib::Lrh& h = *f.lrh;
+    put(out, "  {}\n", i18n::tr(M("dec.lrh")));
+    field(out, "VL", fmt::format("{}", h.vl), i18n::tr(M("dec.vl")));
+    field(out, "LVer", fmt::format("{}", h.lver), i18n::tr(M("dec.lver")));
+    field(out, "SL", fmt::format("{}", h.sl), i18n::tr(M("dec.sl")));
+    field(out, "LNH", fmt::format("{}", static_cast<int>(h.lnh)),
+          i18n::tr(h.lnh == wire::ib::Lnh::Global ? M("dec.lnh_global") : M("dec.lnh_local")));
+    field(out, "DLID", fmt::format("{}", h.dlid), i18n::tr(M("dec.dlid")));
+    field(out, "PktLen", fmt::format("{}", h.pkt_len_words),
+          i18n::tr(M("dec.pktlen"), h.packet_bytes()));
+    field(out, "SLID", fmt::format("{}", h.slid), i18n::tr(M("dec.slid")));
+  }
+  if (f.grh) {
+    // A native packet's addresses are its GIDs when it has a GRH.
+    const auto gid = [](const std::array<std::uint8_t, 16>& g) {
+      return wire::IpAddress::from_v6(g).to_string();
+    };
+    put(out, "  {}\n", i18n::tr(M("dec.grh"), gid(f.grh->sgid), gid(f.grh->dgid)));
+  }
 
   if (rec.has_bth()) {
     const wire::IbPacket& ib = *f.ib;
@@ -262,6 +286,10 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
     } else if (rec.op) {
       put(out, "  {}\n", i18n::tr(M("dec.icrc_none")));
     }
+    if (rec.vcrc)
+      put(out, "  {}\n",
+          rec.vcrc->ok() ? i18n::tr(M("dec.vcrc_ok"), rec.vcrc->actual)
+                         : i18n::tr(M("dec.vcrc_bad"), rec.vcrc->actual, rec.vcrc->expected));
   }
   if (f.error && f.error->kind != wire::ErrorKind::UnknownOpcode)
     put(out, "  {}\n", i18n::tr(M("dec.error"), wire::describe(*f.error)));
@@ -343,8 +371,17 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
   const wire::Frame& f = rec.decoded;
   put(out, "{{\"frame\":{},\"time\":{},\"src\":\"{}\",\"dst\":\"{}\",\"roce\":\"{}\"", rec.frame,
       detail::format_seconds(rec.time_ns), addr_or_dash(f.src_address()),
-      addr_or_dash(f.dst_address()), f.roce == wire::RoceVersion::V1 ? "v1" : "v2");
+      addr_or_dash(f.dst_address()),
+      f.roce == wire::RoceVersion::V1         ? "v1"
+      : f.roce == wire::RoceVersion::NativeIb ? "ib"
+                                              : "v2");
   if (f.udp) put(out, ",\"udp_sport\":{}", f.udp->src_port);
+  if (f.lrh)
+    put(out,
+        ",\"lrh\":{{\"vl\":{},\"lver\":{},\"sl\":{},\"lnh\":{},\"dlid\":{},\"pktlen\":{},\"slid\":{"
+        "}}}",
+        f.lrh->vl, f.lrh->lver, f.lrh->sl, static_cast<int>(f.lrh->lnh), f.lrh->dlid,
+        f.lrh->pkt_len_words, f.lrh->slid);
   // The IP ECN field (RFC 3168): 0 not ECN-capable, 1 and 2 ECN-capable,
   // 3 Congestion Experienced.
   if (f.ipv4)
@@ -385,6 +422,13 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
       put(out, ",\"icrc\":{{\"value\":{},\"ok\":", *ib.icrc);
       if (rec.icrc)
         put(out, "{}}}", rec.icrc->ok());
+      else
+        out += "null}";
+    }
+    if (f.vcrc) {
+      put(out, ",\"vcrc\":{{\"value\":{},\"ok\":", *f.vcrc);
+      if (rec.vcrc)
+        put(out, "{}}}", rec.vcrc->ok());
       else
         out += "null}";
     }
@@ -475,6 +519,7 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
   put(out, "{}\n",
       i18n::tr(M("sum.capture"), st.frames, st.roce, st.roce_v1, st.other, st.malformed,
                st.snap_truncated, st.unknown_opcode, st.icrc_errors, st.datagrams));
+  if (st.native_ib) put(out, "{}\n", i18n::tr(M("sum.native_ib"), st.native_ib, st.vcrc_errors));
   if (st.untracked) put(out, "{}\n", i18n::tr(M("sum.untracked"), st.untracked));
   put(out, "{}\n", i18n::tr(M("sum.duration"), detail::format_seconds(st.last_ns - st.first_ns)));
   if (convs.empty()) {
@@ -635,6 +680,8 @@ void render_summary_json(const CaptureStats& st, std::span<const ConversationSum
                   {{"frames", st.frames},
                    {"roce", st.roce},
                    {"roce_v1", st.roce_v1},
+                   {"native_ib", st.native_ib},
+                   {"vcrc_errors", st.vcrc_errors},
                    {"other", st.other},
                    {"malformed", st.malformed},
                    {"snap_truncated", st.snap_truncated},

@@ -11,6 +11,7 @@
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/dissect/render.hpp"
 #include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/ib_link.hpp"
 #include "rdmalab/wire/icrc.hpp"
 
 using namespace rdmalab;
@@ -611,4 +612,101 @@ TEST_CASE("a go-back-N resend overtaken on the way is not a timeout at a receive
     const auto [events, text] = run(false, 0);
     CHECK(only(events, EventType::Timeout) == 1);
   }
+}
+
+namespace {
+
+/// The transport packet of `s` (BTH through ICRC) on an InfiniBand link:
+/// LRH from `slid` to `dlid` (local, SL 0, VL 0), ICRC and VCRC sealed.
+std::vector<std::uint8_t> on_ib(const wire::FrameSpec& s, std::uint16_t slid, std::uint16_t dlid) {
+  std::vector<std::uint8_t> roce(wire::frame_size(s));
+  REQUIRE(wire::encode_frame(s, roce) == roce.size());
+  const std::size_t bth = 14 + 20 + 8;  // Ethernet, IPv4, UDP
+  std::vector<std::uint8_t> p(wire::ib::kLrhSize + roce.size() - bth + wire::ib::kVcrcSize);
+  wire::ib::Lrh h;
+  h.lnh = wire::ib::Lnh::Local;
+  h.slid = slid;
+  h.dlid = dlid;
+  h.pkt_len_words = static_cast<std::uint16_t>((p.size() - wire::ib::kVcrcSize) / 4);
+  wire::ib::write_lrh(h, p.data());
+  std::copy(roce.begin() + bth, roce.end(), p.begin() + wire::ib::kLrhSize);
+  REQUIRE(wire::ib::seal(p));
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("native InfiniBand: conversations keyed by LID, VCRC checked, counted apart") {
+  wire::FrameSpec s;
+  s.src_ip = *wire::IpAddress::parse("10.0.0.1");
+  s.dst_ip = *wire::IpAddress::parse("10.0.0.2");
+  s.packet.bth.opcode = 0x04;  // RC SEND Only, LID 7 QP ? -> LID 12 QP 0x1d
+  s.packet.bth.dest_qp = 0x1d;
+  s.packet.bth.psn = 0x10;
+  s.packet.bth.ack_req = true;
+  const std::vector<std::uint8_t> payload(64, 3);
+  s.packet.payload = payload;
+  const auto send = on_ib(s, 7, 12);
+  wire::FrameSpec a;
+  a.src_ip = s.dst_ip;
+  a.dst_ip = s.src_ip;
+  a.packet.bth.opcode = 0x11;  // RC ACKNOWLEDGE, back to QP 0x2e
+  a.packet.bth.dest_qp = 0x2e;
+  a.packet.bth.psn = 0x10;
+  a.packet.aeth = wire::Aeth{kAck, 1};
+  const auto ack = on_ib(a, 12, 7);
+  s.packet.bth.psn = 0x11;
+  auto bad = on_ib(s, 7, 12);
+  bad[wire::ib::kLrhSize + 12 + 5] ^= 0x01;  // a payload bit, after both CRCs were sealed
+
+  Analyzer analyzer;
+  PacketRecord rec;
+  decode_record(send, send.size(), wire::LinkType::Infiniband, 1, 1000, rec);
+  analyzer.feed(rec);
+  CHECK(rec.decoded.roce == wire::RoceVersion::NativeIb);
+  REQUIRE(rec.icrc.has_value());
+  REQUIRE(rec.vcrc.has_value());
+  CHECK(rec.icrc->ok());
+  CHECK(rec.vcrc->ok());
+  CHECK(rec.conversation == 1);
+  decode_record(ack, ack.size(), wire::LinkType::Infiniband, 2, 5000, rec);
+  analyzer.feed(rec);
+  CHECK(rec.conversation == 1);
+  for (const Event& e : rec.events) {
+    CAPTURE(event_name(e.type));
+    CHECK(severity(e.type) == Severity::Info);  // the ACK answers the SEND
+  }
+  decode_record(bad, bad.size(), wire::LinkType::Infiniband, 3, 9000, rec);
+  analyzer.feed(rec);
+  CHECK(of(rec, EventType::IcrcMismatch).size() == 1);
+  const auto vcrc = of(rec, EventType::VcrcMismatch);
+  REQUIRE(vcrc.size() == 1);
+  CHECK(describe(vcrc[0]).find("VCRC mismatch") != std::string::npos);
+
+  const CaptureStats& st = analyzer.stats();
+  CHECK(st.roce == 3);
+  CHECK(st.native_ib == 3);
+  CHECK(st.roce_v1 == 0);
+  CHECK(st.icrc_errors == 1);
+  CHECK(st.vcrc_errors == 1);
+  const auto sums = analyzer.summaries();
+  REQUIRE(sums.size() == 1);
+  CHECK(endpoint_string(sums[0].a) == "LID 7 QP 0x00002e");
+  CHECK(endpoint_string(sums[0].b) == "LID 12 QP 0x00001d");
+  REQUIRE_FALSE(sums[0].channels.empty());
+  CHECK(sums[0].channels[0].acks == 1);
+
+  std::string text;
+  render_packet_text(rec, 0, text);
+  CHECK(text.find("InfiniBand (LRH, SL 0, VL 0)") != std::string::npos);
+  CHECK(text.find("SLID       7") != std::string::npos);
+  CHECK(text.find("VCRC  0x") != std::string::npos);
+  CHECK(text.find("WRONG") != std::string::npos);
+  std::string json;
+  render_packet_json(rec, json);
+  const auto j = nlohmann::json::parse(json);
+  CHECK(j["roce"] == "ib");
+  CHECK(j["lrh"]["slid"] == 7);
+  CHECK(j["lrh"]["dlid"] == 12);
+  CHECK(j["vcrc"]["ok"] == false);
 }

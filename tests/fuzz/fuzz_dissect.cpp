@@ -51,12 +51,14 @@ struct Run {
 };
 
 LinkType link_of(std::uint32_t v) {
-  switch (v % 6) {
+  switch (v % 8) {
     case 0: return LinkType::Ethernet;
     case 1: return LinkType::RawIp;
     case 2: return LinkType::LinuxSll;
     case 3: return LinkType::Ipv4;
     case 4: return LinkType::Ipv6;
+    case 5: return LinkType::Erf;         // ibdump's ERF records
+    case 6: return LinkType::Infiniband;  // a bare IB packet (rdmasniff)
     default: return LinkType::LinuxSll2;
   }
 }

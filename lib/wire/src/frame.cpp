@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "rdmalab/wire/erf.hpp"
 #include "rdmalab/wire/icrc.hpp"
 
 namespace rdmalab::wire {
@@ -28,6 +29,15 @@ IpAddress IpAddress::from_v6(std::array<std::uint8_t, 16> a) noexcept {
   return ip;
 }
 
+IpAddress IpAddress::from_lid(std::uint16_t lid) noexcept {
+  IpAddress a;
+  a.v4 = false;
+  a.lid = true;
+  a.bytes[14] = static_cast<std::uint8_t>(lid >> 8);
+  a.bytes[15] = static_cast<std::uint8_t>(lid & 0xFF);
+  return a;
+}
+
 std::optional<IpAddress> IpAddress::parse(std::string_view text) {
   const std::string s(text);
   std::array<std::uint8_t, 4> v4{};
@@ -42,6 +52,7 @@ std::array<std::uint8_t, 4> IpAddress::v4_bytes() const noexcept {
 }
 
 std::string IpAddress::to_string() const {
+  if (lid) return "LID " + std::to_string(load_be16(bytes.data() + 14));
   char buf[INET6_ADDRSTRLEN] = {};
   if (v4) {
     const auto a = v4_bytes();
@@ -69,6 +80,8 @@ std::optional<LinkType> link_type_from_pcap(int value) noexcept {
     case 228: return LinkType::Ipv4;
     case 229: return LinkType::Ipv6;
     case 276: return LinkType::LinuxSll2;
+    case 197: return LinkType::Erf;
+    case 247: return LinkType::Infiniband;
     default: return std::nullopt;
   }
 }
@@ -77,6 +90,7 @@ std::optional<IpAddress> Frame::src_address() const noexcept {
   if (ipv4) return IpAddress::from_v4(ipv4->src);
   if (ipv6) return IpAddress::from_v6(ipv6->src);
   if (grh) return IpAddress::from_v6(grh->sgid);
+  if (lrh) return IpAddress::from_lid(lrh->slid);
   return std::nullopt;
 }
 
@@ -84,6 +98,7 @@ std::optional<IpAddress> Frame::dst_address() const noexcept {
   if (ipv4) return IpAddress::from_v4(ipv4->dst);
   if (ipv6) return IpAddress::from_v6(ipv6->dst);
   if (grh) return IpAddress::from_v6(grh->dgid);
+  if (lrh) return IpAddress::from_lid(lrh->dlid);
   return std::nullopt;
 }
 
@@ -118,6 +133,8 @@ class FrameDecoder {
       case LinkType::RawIp: return raw_ip(0);
       case LinkType::Ipv4: return ipv4(0);
       case LinkType::Ipv6: return ipv6(0);
+      case LinkType::Infiniband: return infiniband(0);
+      case LinkType::Erf: return erf();
     }
     fail(ErrorKind::UnsupportedLink, Layer::Link, 0, 0);
   }
@@ -274,6 +291,56 @@ class FrameDecoder {
     transport(at + kGrhSize, end);
   }
 
+  // An ERF record: its header (and extension headers), then for type 21 a
+  // whole IB packet. Other types (25: IB link packets, flow control; the
+  // Ethernet ones) hold no transport packet here. The packet's length on
+  // the wire is the record's wlen; the record may be padded past it.
+  void erf() {
+    erf::Record rec;
+    if (const auto err = erf::parse(bytes_, rec)) {
+      const std::size_t needed =
+          *err == erf::Error::ExtensionsCutOff ? bytes_.size() + 1 : erf::kHeaderSize;
+      return fail(*err == erf::Error::BadLength ? ErrorKind::BadLength : ErrorKind::Truncated,
+                  Layer::Erf, 0, needed);
+    }
+    f_.erf_type = rec.type;
+    if (rec.type != erf::kTypeInfiniband) return;
+    const auto at = static_cast<std::size_t>(rec.packet.data() - bytes_.data());
+    bytes_ = bytes_.first(at + rec.packet.size());
+    original_ = at + std::max<std::size_t>(rec.wlen, rec.packet.size());
+    infiniband(at);
+  }
+
+  // A native IB packet: LRH, the GRH when LNH = 3, the transport, the ICRC,
+  // then the VCRC. LNH 0 and 1 (raw packets, IPv6 over IB's raw form) are
+  // not transport packets: decoded as far as the LRH.
+  void infiniband(std::size_t at) {
+    f_.ip_offset = at;
+    const auto h = ib::parse_lrh(bytes_.subspan(std::min(at, bytes_.size())));
+    if (!h) return fail(ErrorKind::Truncated, Layer::Lrh, at, ib::kLrhSize);
+    f_.lrh = *h;
+    if (h->lnh != ib::Lnh::Local && h->lnh != ib::Lnh::Global) return;
+    f_.roce = RoceVersion::NativeIb;
+    const std::size_t end = at + h->packet_bytes();
+    std::size_t bth = at + ib::kLrhSize;
+    if (h->packet_bytes() < ib::kLrhSize || end + ib::kVcrcSize > original_)
+      return fail(ErrorKind::BadLength, Layer::Lrh, at, h->packet_bytes() + ib::kVcrcSize);
+    if (h->lnh == ib::Lnh::Global) {
+      Reader r(bytes_, bth);
+      Grh& g = f_.grh.emplace();
+      if (!decode_grh(r, g)) {
+        f_.grh.reset();
+        return fail(ErrorKind::Truncated, Layer::Grh, bth, kGrhSize);
+      }
+      bth += kGrhSize;
+      if (bth + g.payload_length != end)
+        return fail(ErrorKind::BadLength, Layer::Grh, bth - kGrhSize, g.payload_length);
+    }
+    if (end + ib::kVcrcSize <= bytes_.size())  // stored least significant byte first
+      f_.vcrc = static_cast<std::uint16_t>(bytes_[end] | (bytes_[end + 1] << 8));
+    transport(bth, end);
+  }
+
   void transport(std::size_t bth_at, std::size_t end) {
     f_.bth_offset = bth_at;
     f_.ib_end = end;
@@ -307,6 +374,9 @@ void decode_frame(Bytes captured, LinkType link, std::size_t original_length, Fr
   out.ipv6.reset();
   out.udp.reset();
   out.grh.reset();
+  out.lrh.reset();
+  out.vcrc.reset();
+  out.erf_type.reset();
   out.roce = RoceVersion::None;
   out.ip_offset = 0;
   out.bth_offset = 0;

@@ -27,6 +27,9 @@ std::string_view layer_name(Layer l) noexcept {
     case Layer::Feth: return "FETH";
     case Layer::Payload: return "payload";
     case Layer::Icrc: return "ICRC";
+    case Layer::Erf: return "ERF";
+    case Layer::Lrh: return "LRH";
+    case Layer::Vcrc: return "VCRC";
   }
   return "?";
 }

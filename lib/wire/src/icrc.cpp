@@ -19,9 +19,10 @@ constexpr std::size_t kMaxMasked = 256;
 /// (true) or an IPv4 header (false).
 std::optional<bool> icrc_layout(Bytes frame, RoceVersion version, std::size_t net_offset,
                                 std::size_t bth_offset, std::size_t icrc_offset) noexcept {
-  if (version == RoceVersion::None || net_offset >= bth_offset ||
-      bth_offset + kBthSize > icrc_offset || icrc_offset > frame.size() ||
-      bth_offset + kBthSize - net_offset > kMaxMasked)
+  // A native IB packet's ICRC covers its LRH: ib::icrc computes it.
+  if (version == RoceVersion::None || version == RoceVersion::NativeIb ||
+      net_offset >= bth_offset || bth_offset + kBthSize > icrc_offset ||
+      icrc_offset > frame.size() || bth_offset + kBthSize - net_offset > kMaxMasked)
     return std::nullopt;
   const std::uint8_t ip_version = frame[net_offset] >> 4;
   if (version == RoceVersion::V1 || ip_version == 6) return true;
@@ -130,6 +131,23 @@ bool detail::icrc_into(Bytes frame, RoceVersion version, std::size_t net_offset,
       frame.data() + net_offset, bth_offset + kBthSize - net_offset, bth_offset - net_offset,
       frame.subspan(bth_offset + kBthSize, icrc_offset - bth_offset - kBthSize), version, *grh);
   return true;
+}
+
+bool detail::native_icrc_into(const Frame& f, Bytes captured, std::uint32_t& icrc) noexcept {
+  // ip_offset is where the LRH starts; ib_end one past the ICRC.
+  if (!f.lrh || !f.ib || f.ib_end > captured.size() || f.ib_end < f.ip_offset + kIcrcSize)
+    return false;
+  const auto v = ib::icrc(captured.subspan(f.ip_offset, f.ib_end - f.ip_offset));
+  if (!v) return false;
+  icrc = *v;
+  return true;
+}
+
+std::optional<VcrcCheck> check_vcrc(const Frame& f, Bytes captured) noexcept {
+  if (f.roce != RoceVersion::NativeIb || !f.lrh || !f.vcrc || f.ib_end > captured.size() ||
+      f.ib_end <= f.ip_offset)
+    return std::nullopt;
+  return VcrcCheck{ib::vcrc(captured.subspan(f.ip_offset, f.ib_end - f.ip_offset)), *f.vcrc};
 }
 
 }  // namespace rdmalab::wire

@@ -121,9 +121,11 @@ struct ConversationSummary {
 /// Whole-capture counters.
 struct CaptureStats {
   std::uint64_t frames = 0;
-  std::uint64_t roce = 0;
+  std::uint64_t roce = 0;  // transport packets: RoCE and native InfiniBand
   std::uint64_t roce_v1 = 0;
-  std::uint64_t other = 0;  // not RoCE: counted and skipped
+  std::uint64_t native_ib = 0;    // of `roce`: on an InfiniBand link (LRH)
+  std::uint64_t vcrc_errors = 0;  // native IB packets whose VCRC is wrong
+  std::uint64_t other = 0;        // not RoCE: counted and skipped
   std::uint64_t malformed = 0;
   std::uint64_t snap_truncated = 0;
   std::uint64_t unknown_opcode = 0;

@@ -57,6 +57,7 @@ enum class EventType : std::uint8_t {
   // Packet-level problems.
   LengthMismatch,  // a message's payload differs from its RETH DMA length (value = bytes)
   IcrcMismatch,    // the ICRC does not match the packet
+  VcrcMismatch,    // native InfiniBand: the VCRC (one link's CRC) does not match
   Malformed,       // the packet could not be decoded (see the record's error)
   UnknownOpcode,   // BTH opcode not in the table (keep it last: kEventTypes)
 };

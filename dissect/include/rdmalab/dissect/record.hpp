@@ -31,6 +31,8 @@ struct PacketRecord {
   const wire::OpcodeInfo* op = nullptr;
   /// ICRC verdict; empty when it could not be checked (snap length, malformed).
   std::optional<wire::IcrcCheck> icrc;
+  /// Native InfiniBand: the VCRC checked (with the ICRC, by check_icrc).
+  std::optional<wire::VcrcCheck> vcrc;
   /// A Connection Manager MAD (UD packet to QP 1), when this is one.
   std::optional<wire::cm::Message> cm;
   /// An 802.3x PAUSE or 802.1Qbb PFC frame (not RoCE), when this is one.

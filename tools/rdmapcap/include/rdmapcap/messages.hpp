@@ -174,7 +174,7 @@ inline constexpr std::array kCatalog{
             "各请求端 QP 的请求速率（同一刻度，峰值 {}）、各自的 CE 标记和 CNP，以及 PFC 暂停"},
     Message{"rep.legend", "rate", "速率"},
     Message{"rep.legend_ce", "CE mark", "CE 标记"},
-    Message{"rep.legend_cnp", "CNP", "CNP"},
+    Message{"rep.legend_cnp", "CNP", "CNP 报文"},
     Message{"rep.legend_pfc", "paused", "暂停中"},
     Message{"rep.lane.requester_title", "conversation {0}: {1} → {2}; {3} CE marks, {4} CNPs",
             "会话 {0}：{1} → {2}；{3} 个 CE 标记，{4} 个 CNP"},

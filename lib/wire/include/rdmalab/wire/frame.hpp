@@ -4,6 +4,9 @@
 // destination port 4791 / BTH ... / ICRC. The UDP source port is flow entropy
 // chosen by the sender (any value): it is never used to recognise RoCE.
 // RoCEv1 (annex A16): Ethernet [802.1Q] with ethertype 0x8915 / GRH / BTH ...
+// Native InfiniBand (no Ethernet at all): LRH [GRH] / BTH ... / ICRC / VCRC
+// (ib_link.hpp), read from an ibdump capture (ERF records, link type 197) or
+// a libpcap one of an IB port (link type 247).
 //
 // decode_frame() takes captured bytes and a link type and never reads past
 // them; encode_frame() builds a complete frame with lengths, the IPv4 header
@@ -18,22 +21,29 @@
 
 #include "rdmalab/wire/bytes.hpp"
 #include "rdmalab/wire/headers.hpp"
+#include "rdmalab/wire/ib_link.hpp"
 
 namespace rdmalab::wire {
 
 using MacAddress = std::array<std::uint8_t, 6>;
 
-/// An IPv4 or IPv6 address. IPv4 is stored IPv4-mapped (::ffff:a.b.c.d),
-/// which is also how RoCEv2 writes an IPv4 address into a GID.
+/// An IPv4 or IPv6 address (or GID). IPv4 is stored IPv4-mapped
+/// (::ffff:a.b.c.d), which is also how RoCEv2 writes an IPv4 address into a
+/// GID. A native InfiniBand packet routed inside its subnet carries no GID:
+/// its endpoints are LIDs, held here as the last two bytes with `lid` set,
+/// so that everything keyed by an address keys IB hosts by LID.
 struct IpAddress {
   std::array<std::uint8_t, 16> bytes{};
   bool v4 = true;
+  bool lid = false;
 
   [[nodiscard]] static IpAddress from_v4(std::array<std::uint8_t, 4> a) noexcept;
   [[nodiscard]] static IpAddress from_v6(std::array<std::uint8_t, 16> a) noexcept;
+  [[nodiscard]] static IpAddress from_lid(std::uint16_t lid) noexcept;
   /// Parses dotted IPv4 or textual IPv6; nullopt when neither.
   [[nodiscard]] static std::optional<IpAddress> parse(std::string_view text);
   [[nodiscard]] std::array<std::uint8_t, 4> v4_bytes() const noexcept;
+  /// "10.0.0.1", "fe80::1", or "LID 1" (decimal, as ibv_devinfo prints it).
   [[nodiscard]] std::string to_string() const;
   friend bool operator==(const IpAddress&, const IpAddress&) = default;
   // clang-tidy 14 reports a literal 0 inside the defaulted <=> it generates.
@@ -50,6 +60,8 @@ enum class LinkType : std::uint16_t {
   LinuxSll = 113,
   Ipv4 = 228,
   Ipv6 = 229,
+  Infiniband = 247,  ///< a whole IB packet, LRH through VCRC (libpcap on an IB port)
+  Erf = 197,         ///< Endace ERF records (ibdump): type 21 holds an IB packet
   LinuxSll2 = 276,
 };
 
@@ -95,7 +107,9 @@ struct UdpHeader {
   std::uint16_t checksum = 0;
 };
 
-enum class RoceVersion : std::uint8_t { None, V1, V2 };
+/// How the transport packet travels: RoCEv1 or RoCEv2 on Ethernet, or on an
+/// InfiniBand link (not RoCE at all; the name is the field's history).
+enum class RoceVersion : std::uint8_t { None, V1, V2, NativeIb };
 
 /// A decoded frame. Layers absent from the packet are empty optionals.
 /// (decode_frame into an existing Frame clears each member: a new member
@@ -106,10 +120,16 @@ struct Frame {
   std::optional<Ipv4Header> ipv4;
   std::optional<Ipv6Header> ipv6;
   std::optional<UdpHeader> udp;
-  std::optional<Grh> grh;  // RoCEv1
+  std::optional<Grh> grh;  // RoCEv1, or native IB with LNH 3
+  /// Native IB: the LRH, and the VCRC as carried (when captured).
+  std::optional<ib::Lrh> lrh;
+  std::optional<std::uint16_t> vcrc;
+  /// ERF input: the record's type (21 an IB packet, 25 an IB link packet).
+  std::optional<std::uint8_t> erf_type;
   RoceVersion roce = RoceVersion::None;
   std::optional<IbPacket> ib;
-  /// Byte offsets in the frame (valid when the layer is present).
+  /// Byte offsets in the frame (valid when the layer is present); for native
+  /// IB, ip_offset is where the LRH starts.
   std::size_t ip_offset = 0;
   std::size_t bth_offset = 0;
   /// Where the transport packet ends on the wire (one past its ICRC).
@@ -117,8 +137,10 @@ struct Frame {
   /// Why decoding stopped early (the layers before it are filled in).
   std::optional<DecodeError> error;
 
+  /// Carries an IB transport packet: RoCE, or native InfiniBand.
   [[nodiscard]] bool is_roce() const noexcept { return roce != RoceVersion::None; }
-  /// Source and destination network addresses (IP, or the GIDs of RoCEv1).
+  /// Source and destination network addresses (IP, the GIDs of RoCEv1 or of
+  /// a native IB packet with a GRH, else its LIDs).
   [[nodiscard]] std::optional<IpAddress> src_address() const noexcept;
   [[nodiscard]] std::optional<IpAddress> dst_address() const noexcept;
 };

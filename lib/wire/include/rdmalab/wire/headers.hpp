@@ -199,6 +199,9 @@ enum class Layer : std::uint8_t {
   Feth,
   Payload,
   Icrc,
+  Erf,   ///< an ERF record's header (ibdump captures)
+  Lrh,   ///< InfiniBand's Local Route Header
+  Vcrc,  ///< InfiniBand's Variant CRC
 };
 
 /// "RETH", "IPv4", ...

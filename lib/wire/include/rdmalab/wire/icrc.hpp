@@ -29,9 +29,13 @@ namespace detail {
 bool icrc_into(Bytes frame, RoceVersion version, std::size_t net_offset, std::size_t bth_offset,
                std::size_t icrc_offset, std::uint32_t& icrc) noexcept;
 
+/// The ICRC of a native IB packet (ib::icrc), for frame_icrc_into.
+bool native_icrc_into(const Frame& f, Bytes captured, std::uint32_t& icrc) noexcept;
+
 /// icrc_into for a decoded frame: false when it is not RoCE or its
 /// transport part was not fully captured (snap length).
 inline bool frame_icrc_into(const Frame& f, Bytes captured, std::uint32_t& icrc) noexcept {
+  if (f.roce == RoceVersion::NativeIb) return native_icrc_into(f, captured, icrc);
   return f.is_roce() && f.ib && f.ib_end <= captured.size() && f.ib_end >= kIcrcSize &&
          icrc_into(captured, f.roce, f.ip_offset, f.bth_offset, f.ib_end - kIcrcSize, icrc);
 }
@@ -71,6 +75,15 @@ struct IcrcCheck {
   if (!f.ib || !f.ib->icrc || !detail::frame_icrc_into(f, captured, expected)) return std::nullopt;
   return IcrcCheck{expected, *f.ib->icrc};
 }
+
+/// What a native IB packet's VCRC says: nullopt when the frame is not
+/// native IB or its VCRC was not captured.
+struct VcrcCheck {
+  std::uint16_t expected = 0;
+  std::uint16_t actual = 0;
+  [[nodiscard]] bool ok() const noexcept { return expected == actual; }
+};
+[[nodiscard]] std::optional<VcrcCheck> check_vcrc(const Frame& f, Bytes captured) noexcept;
 
 /// What a receiver asks: true when the ICRC could be checked and is right,
 /// false otherwise (no optional to build on every packet).
