@@ -68,8 +68,8 @@ std::string stem_of(const std::string& cap) {
 TEST_CASE("lab19 golden: transcripts in English and Chinese") {
   for (const std::string lang : {"en", "zh"}) {
     const std::string cap = tmp_capture("lab19_" + lang);
-    const auto r = run(
-        {LAB_lab19_ecn_misconfig, "--lang", lang, "--backend", "sim", "--seed", "1", "--capture", cap});
+    const auto r = run({LAB_lab19_ecn_misconfig, "--lang", lang, "--backend", "sim", "--seed", "1",
+                        "--capture", cap});
     REQUIRE(r.status == 0);
     std::string text = mask_addresses(r.out);
     const std::string stem = stem_of(cap);

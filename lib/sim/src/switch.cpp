@@ -552,7 +552,8 @@ void Engine::host_pfc(std::uint32_t dev) {
     capture_frame(std::max(now, up.busy_until), wire::Bytes(buffers[buf].get(), n));
   launch(up, buf, n);
   if (over) return;
-  const Time half = wire::pause_quanta_ns(kXoffQuanta, static_cast<std::uint64_t>(up.cfg.rate_bps)) / 2;
+  const Time half =
+      wire::pause_quanta_ns(kXoffQuanta, static_cast<std::uint64_t>(up.cfg.rate_bps)) / 2;
   schedule(std::min(now + std::max<Time>(half, 1), storm.until), EventKind::HostPfc, dev, 0);
 }
 
