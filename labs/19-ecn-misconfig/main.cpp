@@ -297,6 +297,7 @@ void fill(lab::Endpoint& e, std::uint32_t seed) {
 std::vector<sim::HostConfig> hosts_for(Case kind, std::uint32_t n) {
   std::vector<sim::HostConfig> hosts;
   const std::uint32_t count = 2 * (n + 2);
+  hosts.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
     sim::HostConfig h;
     h.name = fmt::format("sim{}", i);
@@ -502,10 +503,12 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
          {});
 
   std::vector<lab::Endpoint*> senders;
+  senders.reserve(N + 2);
   for (auto& e : tx) senders.push_back(&e);
   senders.push_back(&vtx);
   senders.push_back(&wtx);
   std::vector<sim::QueuePair*> sqp;
+  sqp.reserve(senders.size());
   for (auto* e : senders) sqp.push_back(simb->sim_qp(*e->qp));
   std::vector<std::uint32_t> done_by(senders.size(), 0);
   std::vector<sim::Time> last_by(senders.size(), 0);
@@ -588,6 +591,7 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   // The NICs' DCQCN counters over every flow, the victims' too (a victim's
   // frames can be marked where they share a queue with the incast).
   std::vector<lab::Endpoint*> receivers;
+  receivers.reserve(N + 2);
   for (auto& e : rx) receivers.push_back(&e);
   receivers.push_back(&vrx);
   receivers.push_back(&wrx);
