@@ -194,7 +194,7 @@ struct HostConfig {
   bool dcqcn_rp = true;
 
   /// Off by default; see PfcStorm.
-  PfcStorm pfc_storm;
+  PfcStorm pfc_storm{};
 };
 
 /// Deviations from the IBTA that reproduce Soft-RoCE (rdma_rxe) behaviour.
