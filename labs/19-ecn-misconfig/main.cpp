@@ -744,25 +744,27 @@ nlohmann::json case_json(const CaseResult& r) {
 }
 
 void check_case(lab::Narrator& n, const Options& o, const Derived& d, const CaseResult& r) {
-  const std::string id = case_id(r.kind);
-  // Every case: priority 3 is lossless, so nothing of it is dropped, and
-  // the capture holds every pause... the exact counts come first.
+  // Check ids are snake_case words (the result schema's rule).
+  std::string id = case_id(r.kind);
+  std::replace(id.begin(), id.end(), '-', '_');
+  // Every case: priority 3 is lossless (PFC with lab 18's headroom), so
+  // nothing of it is dropped: exactly 0.
   n.check(id + ".no_drops", tr(M("check.no_drops")), r.roce_drops == 0,
           fmt::format("{}", r.roce_drops));
   if (r.kind == Case::PfcStorm) {
-    n.check("pfc-storm.source", tr(M("check.storm_source")), r.storm_xoff > 0,
+    n.check("pfc_storm.source", tr(M("check.storm_source")), r.storm_xoff > 0,
             fmt::format("{}", r.storm_xoff));
-    n.check("pfc-storm.spread", tr(M("check.storm_spread"), o.senders),
+    n.check("pfc_storm.spread", tr(M("check.storm_spread"), o.senders),
             r.isl_paused_ns > 0 && r.senders_paused == o.senders,
             fmt::format("{} / {}", r.senders_paused, o.senders));
-    n.check("pfc-storm.victim", tr(M("check.storm_victim")),
+    n.check("pfc_storm.victim", tr(M("check.storm_victim")),
             r.victim_messages == 0 && r.victim_rx_pause > 0,
             fmt::format("{} / {}", r.victim_messages, r.victim_rx_pause));
     const double floor = 0.95 * d.victim_ideal_gbps;
-    n.check("pfc-storm.other_class", tr(M("check.other_class"), floor),
+    n.check("pfc_storm.other_class", tr(M("check.other_class"), floor),
             r.other_messages == o.messages && r.other_gbps >= floor,
             fmt::format("{:.2f}", r.other_gbps));
-    n.check("pfc-storm.finding", tr(M("check.storm_finding")),
+    n.check("pfc_storm.finding", tr(M("check.storm_finding")),
             r.wire.storm_from_receiver && r.wire.longest_storm_ns > kStormFindingNs,
             fmt::format("{} ns", r.wire.longest_storm_ns));
     return;
@@ -797,31 +799,31 @@ void check_case(lab::Narrator& n, const Options& o, const Derived& d, const Case
             fmt::format("{}", r.max_queue_bytes));
   }
   if (r.kind == Case::NoCnp) {
-    n.check("no-cnp.no_cnp", tr(M("check.no_cnp")), r.np_cnp_sent == 0 && r.wire.cnps == 0,
+    n.check("no_cnp.no_cnp", tr(M("check.no_cnp")), r.np_cnp_sent == 0 && r.wire.cnps == 0,
             fmt::format("{} / {}", r.np_cnp_sent, r.wire.cnps));
-    n.check("no-cnp.rate", tr(M("check.rate_line"), o.rate_gbps),
+    n.check("no_cnp.rate", tr(M("check.rate_line"), o.rate_gbps),
             r.rp_present && r.lowest_rate_bps == static_cast<std::uint64_t>(d.rate_bps),
             fmt::format("{}", r.lowest_rate_bps));
     if (d.excess_bytes > d.ecn_xoff_bytes)
-      n.check("no-cnp.finding", tr(M("check.finding_ce")), r.wire.ce_without_cnp > 0,
+      n.check("no_cnp.finding", tr(M("check.finding_ce")), r.wire.ce_without_cnp > 0,
               fmt::format("{}", r.wire.ce_without_cnp));
   } else if (r.kind == Case::CnpIgnored) {
     if (d.excess_bytes > d.ecn_xoff_bytes)
-      n.check("cnp-ignored.cnps", tr(M("check.cnps_sent")), r.np_cnp_sent > 0,
+      n.check("cnp_ignored.cnps", tr(M("check.cnps_sent")), r.np_cnp_sent > 0,
               fmt::format("{}", r.np_cnp_sent));
     // Every CNP arrives (nothing dropped in any class) and is ignored.
-    n.check("cnp-ignored.ignored", tr(M("check.ignored")),
+    n.check("cnp_ignored.ignored", tr(M("check.ignored")),
             r.drops == 0 && r.rp_cnp_ignored == r.np_cnp_sent && r.wire.cnps == r.np_cnp_sent,
             fmt::format("{} = {} = {}", r.rp_cnp_ignored, r.np_cnp_sent, r.wire.cnps));
-    n.check("cnp-ignored.no_rp", tr(M("check.no_rp")), !r.rp_present);
+    n.check("cnp_ignored.no_rp", tr(M("check.no_rp")), !r.rp_present);
   } else {
     // The bottleneck's queue cannot reach Kmin: no mark there.
     if (d.pfc_first_queue_bound < d.dcqcn.ecn.kmin_bytes)
-      n.check("pfc-first.no_bottleneck_mark",
+      n.check("pfc_first.no_bottleneck_mark",
               tr(M("check.no_bottleneck_mark"), d.pfc_first_queue_bound, d.dcqcn.ecn.kmin_bytes),
               r.marked_bottleneck == 0 && r.max_queue_bytes <= d.pfc_first_queue_bound,
               fmt::format("{} / {}", r.marked_bottleneck, r.max_queue_bytes));
-    n.check("pfc-first.pause_first", tr(M("check.pause_first")),
+    n.check("pfc_first.pause_first", tr(M("check.pause_first")),
             r.first_pause_ns >= 0 && (r.first_mark_ns < 0 || r.first_pause_ns < r.first_mark_ns),
             fmt::format("{} < {}", r.first_pause_ns, r.first_mark_ns));
   }

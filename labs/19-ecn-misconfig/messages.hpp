@@ -17,7 +17,7 @@ inline constexpr std::array kCatalog{
             "senders' NICs ignore them, the switch's PFC threshold sits below ECN's, and a "
             "receiver that stops draining starts a PFC storm. Each case's capture is read first, "
             "then the cause is revealed. Simulator only: it needs a switch.",
-            "实验 19：配错的 ECN 与 PFC。用同一个种子把实验 18 的 incast 运行四次，每次带一个"
+            "实验 19：配错的 ECN 与 PFC。用同一个种子把实验 18 的多打一流量运行四次，每次带一个"
             "真实集群上出现过的错误：接收端网卡不发 CNP；发送端网卡忽略 CNP；交换机的 PFC 阈值"
             "低于 ECN 的阈值；一个不再排空的接收端引发 PFC 风暴。每种情况先读它的抓包，再揭晓"
             "原因。只在模拟器上运行：它需要交换机。"},
@@ -131,7 +131,7 @@ inline constexpr std::array kCatalog{
             "用 rdmapcap 所用的分析器读取抓包（与 `rdmapcap summary`、`rdmapcap report` 的结论"
             "相同）："},
     Message{"row.cap_ce", "CE-marked packets", "带 CE 标记的包"},
-    Message{"row.cap_cnp", "CNPs", "CNP"},
+    Message{"row.cap_cnp", "CNPs", "CNP 个数"},
     Message{"row.cap_pause", "PFC pause frames (XOFF)", "PFC 暂停帧（XOFF）"},
     Message{"row.findings", "findings", "结论"},
     Message{"val.findings", "CE without CNP {0}, CNP without slowdown {1}, PFC storm {2}",
@@ -144,9 +144,10 @@ inline constexpr std::array kCatalog{
     Message{"row.paused", "paused time (switch ports)", "暂停时间（交换机端口合计）"},
     Message{"row.ecn", "ECN marked: left / right switch", "ECN 标记：左 / 右交换机"},
     Message{"val.ecn", "{0} / {1}  (at the bottleneck: {2})", "{0} / {1}（瓶颈处：{2}）"},
-    Message{"row.np_marked", "np_ecn_marked_roce_packets", "np_ecn_marked_roce_packets"},
+    Message{"row.np_marked", "np_ecn_marked_roce_packets",
+            "收到的 CE 请求 np_ecn_marked_roce_packets"},
     Message{"row.cnp", "np_cnp_sent / rp_cnp_handled / rp_cnp_ignored",
-            "np_cnp_sent / rp_cnp_handled / rp_cnp_ignored"},
+            "CNP 计数：np_cnp_sent / rp_cnp_handled / rp_cnp_ignored"},
     Message{"row.queue", "max queue at the bottleneck", "瓶颈处的最大队列"},
     Message{"val.bytes", "{} bytes", "{} 字节"},
     Message{"row.rates", "senders' DCQCN rate, lowest", "发送端 DCQCN 速率的最低值"},
