@@ -316,6 +316,81 @@ TEST_CASE("DCQCN NP: every packet CE-marked, CNPs no closer than the interval") 
   std::filesystem::remove(path);
 }
 
+TEST_CASE("DCQCN NP off at the receiver: the marks are counted, no CNP leaves, the rate stays") {
+  // mlx5 parameters, every packet CE-marked, as in the test above, but B's
+  // notification point off (HostConfig::dcqcn_np, as with
+  // ecn/roce_np/enable/<prio> = 0). B still counts the 1024 marked requests
+  // (np_ecn_marked_roce_packets) and sends no CNP: np_cnp_sent = 0, so A
+  // handles none and its reaction point never leaves the line rate: at B's
+  // port packet k arrives at s + 1089 + 88 k (the first takes 89 ns to
+  // send, each later one 88), every request 88 ns after the one before, as
+  // without DCQCN.
+  PairConfig c = dcqcn_pair(sim::mlx5(), sim::CapturePoint::ReceiverPort);
+  c.dcqcn_np = false;
+  Pair p(c);
+  p.fabric.link(p.a, p.b).ce_marks.push_back(sim::DropRule::after(0));
+  const std::string path = simtest::temp_pcap("dcqcn_np_off");
+  p.fabric.start_capture(path);
+  REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 1 << 20, 0, 1) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  p.fabric.stop_capture();
+
+  CHECK(p.fabric.stats().packets_ce_marked == 1024);
+  CHECK(p.b.counters().np_ecn_marked_roce_packets == 1024);
+  CHECK(p.b.counters().np_cnp_sent == 0);
+  CHECK(p.a.counters().rp_cnp_handled == 0);
+  CHECK(p.a.counters().rp_cnp_ignored == 0);
+  const sim::DcqcnRp* rp = p.qa->dcqcn();
+  REQUIRE(rp != nullptr);  // A's reaction point is on; nothing reached it
+  CHECK_FALSE(rp->active());
+  const auto all = simtest::read_capture(path);
+  std::size_t cnps = 0;
+  for (const Pkt& k : all) cnps += k.opcode == wire::opcode::kCnp ? 1 : 0;
+  CHECK(cnps == 0);
+  // At B's port: every request arrives CE-marked, 88 ns apart.
+  const auto reqs = requests_in(all);
+  REQUIRE(reqs.size() == 1024);
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    CHECK(reqs[i].ecn == 3);
+    if (i > 0) CHECK(reqs[i].time_ns - reqs[i - 1].time_ns == 88);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("DCQCN RP off at the sender: CNPs arrive and are ignored, the rate stays") {
+  // Every packet CE-marked, B's notification point on (mlx5: one CNP per
+  // 4 us), A's reaction point off (HostConfig::dcqcn_rp, as with
+  // ecn/roce_rp/enable/<prio> = 0). A has no reaction point, so its
+  // requests leave back to back at the line rate, exactly as in the NP
+  // pacing test above with the rate pinned: the same 23 CNPs (packets 0,
+  // 46, ..., 1012), each counted by A as rp_cnp_ignored, none handled.
+  PairConfig c = dcqcn_pair(sim::mlx5(), sim::CapturePoint::SenderPort);
+  c.dcqcn_rp = false;
+  Pair p(c);
+  p.fabric.link(p.a, p.b).ce_marks.push_back(sim::DropRule::after(0));
+  const std::string path = simtest::temp_pcap("dcqcn_rp_off");
+  p.fabric.start_capture(path);
+  REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 1 << 20, 0, 1) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  p.fabric.stop_capture();
+
+  CHECK(p.qa->dcqcn() == nullptr);
+  CHECK(p.b.counters().np_ecn_marked_roce_packets == 1024);
+  CHECK(p.b.counters().np_cnp_sent == 23);
+  CHECK(p.a.counters().rp_cnp_handled == 0);
+  CHECK(p.a.counters().rp_cnp_ignored == 23);
+  CHECK(p.qa->stats().rp_cnp_ignored == 23);
+  const auto all = simtest::read_capture(path);
+  const auto reqs = requests_in(all);
+  REQUIRE(reqs.size() == 1024);
+  // As A sent them: ECN-capable (ECT(0)), back to back at the line rate.
+  for (std::size_t i = 1; i < reqs.size(); ++i) {
+    CHECK(reqs[i].ecn == 2);
+    CHECK(reqs[i].time_ns - reqs[i - 1].time_ns == (i == 1 ? 89 : 88));
+  }
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("DCQCN end to end: one CE mark halves the sender's rate (dcqcn_paper)") {
   // dcqcn_paper: alpha = 1 on the first CNP, so the cut halves the rate:
   // 100 G -> 50 G, Rt = 100 G. Only PSN 10 is marked. After the CNP reaches

@@ -36,6 +36,9 @@ struct PairConfig {
   bool fixed_iova = false;
   sim::FabricConfig fabric;
   sim::Time tx_packet_ns = 0;
+  /// HostConfig::dcqcn_np and dcqcn_rp of both hosts.
+  bool dcqcn_np = true;
+  bool dcqcn_rp = true;
 };
 
 /// A temporary file name unique to this test process.
@@ -80,6 +83,8 @@ struct Pair {
     h.ip = c.ipv6 ? wire::IpAddress::from_v6({0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, last})
                   : wire::IpAddress::from_v4({10, 99, 0, last});
     h.tx_packet_ns = c.tx_packet_ns;
+    h.dcqcn_np = c.dcqcn_np;
+    h.dcqcn_rp = c.dcqcn_rp;
     return h;
   }
 

@@ -59,11 +59,12 @@ struct Host {
 struct Net {
   explicit Net(sim::FabricConfig fc = {}) : fabric(fc) {}
 
-  Host& add(std::uint8_t n, std::size_t bytes = 1 << 20) {
+  Host& add(std::uint8_t n, std::size_t bytes = 1 << 20, const sim::PfcStorm& storm = {}) {
     sim::HostConfig h;
     h.name = "h" + std::to_string(n);
     h.mac = {0x02, 0, 0, 0, 1, n};
     h.ip = wire::IpAddress::from_v4({10, 0, 0, n});
+    h.pfc_storm = storm;
     auto host = std::make_unique<Host>();
     host->dev = &fabric.add_host(h);
     host->buf.assign(bytes, 0);
@@ -880,6 +881,96 @@ TEST_CASE("PFC between switches: a pause spreads upstream, and an XON resumes at
     for (std::size_t p = 0; p < net.fabric.switch_ports(sw); ++p)
       drops += net.fabric.switch_port_stats(sw, p).tc[3].dropped;
   CHECK(drops == 0);
+}
+
+TEST_CASE("PFC storm model: a host pauses its switch without a break, renewed every half pause") {
+  // h1's NIC storms (HostConfig::pfc_storm) on priority 3 from F = 10 us to
+  // U = F + 1 ms. A pause of 0xFFFF quanta at 100 Gb/s lasts 65535 x 512 /
+  // 100e9 s = 335539.2 ns, 335539 ns rounded; it is renewed when half has
+  // passed, h = floor(335539 / 2) = 167769 ns. h1 sends nothing else, so each
+  // pause leaves at once: XOFFs at F + k h for F + k h < U, k = 0 .. 5 (5 h =
+  // 838845 ns, 6 h = 1006614 ns > 1 ms), then one XON at U. The switch's
+  // port to h1 is paused on priority 3 from the first XOFF's arrival to the
+  // XON's, both a frame's serialisation and 1 us after they left: exactly
+  // U - F = 1 ms. Meanwhile h0 WRITEs 1 MiB to h1 on priority 3 and 64 KiB
+  // on priority 0, both posted at F + 100 us: the priority-3 WRITE waits in
+  // the switch until the XON, so it completes after U, and its 1 MiB, far
+  // more than XOFF (128 KiB), makes the switch pause h0 in turn (the pause
+  // spreads upstream). The priority-0 WRITE (16 frames) is never paused: it
+  // may leave h0 behind every priority-3 frame the switch takes before it
+  // pauses h0 (XOFF + headroom, 192 KiB: 48 frames, 16.1 us), then takes its
+  // own 16 frames (5.4 us), two hops and the ACK's way back (4.7 us): done
+  // within 30 us of its post.
+  constexpr sim::Time kF = 10 * sim::kMicrosecond;
+  constexpr sim::Time kU = kF + sim::kMillisecond;
+  constexpr sim::Time kHalf = 167'769;
+  REQUIRE(wire::pause_quanta_ns(0xFFFF, 100'000'000'000ULL) == 335'539);
+  sim::FabricConfig fc;
+  fc.capture_point = sim::CapturePoint::SenderPort;
+  Net net(fc);
+  sim::SwitchConfig sc;
+  sc.pfc[3].enabled = true;
+  const sim::SwitchId sw = net.fabric.add_switch(sc);
+  Host& h0 = net.add(1, 2 << 20);
+  Host& h1 = net.add(2, 2 << 20, sim::PfcStorm{true, 3, kF, kU});
+  net.fabric.connect(*h0.dev, sw, link_100g());
+  net.fabric.connect(*h1.dev, sw, link_100g());
+  fill(h0, 5);
+  const auto lossless = net.flow(h0, h1, kTcLossless);
+  const auto other = net.flow(h0, h1, 0);
+  const std::string path = simtest::temp_pcap("switch_storm");
+  net.fabric.start_capture(path);
+  net.fabric.run_until([] { return false; }, kF + 100 * sim::kMicrosecond);
+  Net::write(lossless, 0, 1 << 20, 1);
+  Net::write(other, 1 << 20, 64 << 10, 2);
+  sim::Time lossless_done = 0;
+  sim::Time other_done = 0;
+  net.fabric.run_until(
+      [&] {
+        ibv_wc wc{};
+        while (h0.cq->poll_now(1, &wc) == 1) {
+          CHECK(wc.status == IBV_WC_SUCCESS);
+          (wc.wr_id == 1 ? lossless_done : other_done) = net.fabric.now();
+        }
+        return lossless_done != 0 && other_done != 0;
+      },
+      10 * sim::kMillisecond);
+  net.fabric.stop_capture();
+  CHECK(other_done > 0);
+  CHECK(other_done < kF + 130 * sim::kMicrosecond);
+  CHECK(lossless_done > kU);
+  CHECK(std::memcmp(h1.buf.data(), h0.buf.data(), 1 << 20) == 0);
+
+  std::vector<std::int64_t> xoff;
+  std::vector<std::int64_t> xon;
+  for (const auto& fr : raw_frames(path)) {
+    const auto pf = wire::decode_pause(fr.bytes, wire::LinkType::Ethernet);
+    if (!pf || pf->src != wire::MacAddress{0x02, 0, 0, 0, 1, 2}) continue;
+    CHECK(pf->pfc());
+    CHECK(pf->dst == wire::MacAddress{0x01, 0x80, 0xC2, 0x00, 0x00, 0x01});
+    CHECK(pf->class_enable == 0x08);
+    (pf->quanta[3] != 0 ? xoff : xon).push_back(fr.time_ns);
+    if (pf->quanta[3] != 0) CHECK(pf->quanta[3] == 0xFFFF);
+  }
+  REQUIRE(xoff.size() == 6);
+  for (std::size_t k = 0; k < xoff.size(); ++k)
+    CHECK(xoff[k] == kF + static_cast<sim::Time>(k) * kHalf);
+  REQUIRE(xon.size() == 1);
+  CHECK(xon[0] == kU);
+  const sim::HostPortStats hs = net.fabric.host_port_stats(*h1.dev);
+  CHECK(hs.tx_pause[3] == 6);
+  CHECK(hs.tx_xon[3] == 1);
+  CHECK(hs.tx_pause[0] == 0);
+  // Port 1 of the switch faces h1 (connected second).
+  const sim::SwitchPortStats to_h1 = net.fabric.switch_port_stats(sw, 1);
+  CHECK(to_h1.rx_pause[3] == 6);
+  CHECK(to_h1.rx_pause_duration[3] == kU - kF);
+  CHECK(to_h1.rx_pause_duration[0] == 0);
+  // Spread upstream: the switch paused h0 on priority 3, never dropped.
+  CHECK(net.fabric.switch_port_stats(sw, 0).tx_pause[3] > 0);
+  CHECK(net.fabric.host_port_stats(*h0.dev).rx_pause[3] > 0);
+  CHECK(net.fabric.switch_port_stats(sw, 1).tc[3].dropped == 0);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("DWRR shares a busy port by the classes' quanta") {

@@ -25,7 +25,8 @@ std::uint8_t ecn_of(const wire::Frame& f) noexcept {
 
 DcqcnRp* QpImpl::dcqcn_rp() {
   if (rp) return rp.get();
-  if (!engine->cfg.dcqcn || type == IBV_QPT_UD || link == nullptr) return nullptr;
+  if (!engine->cfg.dcqcn || type == IBV_QPT_UD || link == nullptr || !device->config().dcqcn_rp)
+    return nullptr;
   rp =
       std::make_unique<DcqcnRp>(*engine->cfg.dcqcn, static_cast<std::uint64_t>(link->cfg.rate_bps));
   return rp.get();
@@ -37,6 +38,8 @@ bool QpImpl::dcqcn_receive(const wire::Frame& f) {
     if (DcqcnRp* r = dcqcn_rp(); r != nullptr) {
       r->on_cnp(engine->now);
       ++stats.rp_cnp_handled;
+    } else {
+      ++stats.rp_cnp_ignored;  // no reaction point: HostConfig::dcqcn_rp off
     }
     return true;
   }
@@ -44,6 +47,8 @@ bool QpImpl::dcqcn_receive(const wire::Frame& f) {
   const wire::OpcodeInfo* info = wire::find_opcode(p.bth.opcode);
   if (info == nullptr || info->is_response()) return false;
   ++stats.np_ecn_marked_roce_packets;
+  // A NIC with its notification point off counts the mark and stays silent.
+  if (!device->config().dcqcn_np) return false;
   if (!np) np.emplace(engine->cfg.dcqcn->np_min_time_between_cnps);
   if (!np->on_marked(engine->now)) return false;
   // The CNP (IBTA annex A17): BTH opcode 0x81 to the sending QP with BECN

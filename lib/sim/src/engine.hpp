@@ -66,6 +66,7 @@ enum class EventKind : std::uint8_t {
   LinkHead,
   SwitchTx,    // a = switch port, b = its tx_gen: try to start its next frame
   PfcRefresh,  // a = switch port, b = generation << 8 | priority: renew a pause
+  HostPfc,     // a = device index: its port's next storm pause (HostConfig::pfc_storm)
 };
 
 struct Event {
@@ -620,6 +621,9 @@ struct Engine {
   void send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta);
   /// `what`: the priority, and above bit 8 the pfc_gen of the pause renewed.
   void pfc_refresh(std::uint32_t port, std::uint64_t what);
+  /// HostConfig::pfc_storm of device `dev`: sends its port's next pause (an
+  /// XON at the storm's end) and schedules the renewal.
+  void host_pfc(std::uint32_t dev);
   /// A pause frame reached the sender of `ln` (a host's port or a switch's).
   void apply_pause(Link& ln, wire::Bytes frame, std::array<std::uint64_t, kTrafficClasses>& count,
                    std::array<Time, kTrafficClasses>& duration);

@@ -187,6 +187,10 @@ bool Engine::step() {
     pfc_refresh(e.a, e.b);
     return true;
   }
+  if (e.kind == EventKind::HostPfc) {
+    host_pfc(e.a);
+    return true;
+  }
   QpImpl* qp = e.a < qps.size() ? qps[e.a] : nullptr;
   if (qp == nullptr) return true;  // destroyed since
   switch (e.kind) {
@@ -202,7 +206,8 @@ bool Engine::step() {
     case EventKind::Arrival:
     case EventKind::LinkHead:
     case EventKind::SwitchTx:
-    case EventKind::PfcRefresh: break;
+    case EventKind::PfcRefresh:
+    case EventKind::HostPfc: break;
   }
   return true;
 }

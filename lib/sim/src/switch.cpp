@@ -162,6 +162,8 @@ void Fabric::connect(Device& host, SwitchId sw, const LinkConfig& link) {
   const std::uint32_t port = e.add_switch_port(sw.index, link, dev);
   e.sw_ports[port].stats.peer = host.config().name;
   e.host_uplink[dev] = &e.new_port_link(link, kSwitchNode | port, dev);
+  if (const PfcStorm& storm = host.config().pfc_storm; storm.enabled)
+    e.schedule(std::max(storm.from, e.now), EventKind::HostPfc, dev, 0);
 }
 
 void Fabric::connect(SwitchId a, SwitchId b, const LinkConfig& link) {
@@ -524,6 +526,35 @@ void Engine::pfc_refresh(std::uint32_t port, std::uint64_t what) {
   const SwitchPort& p = sw_ports[port];
   if (p.xoff[prio] && p.pfc_gen[prio] == static_cast<std::uint32_t>(what >> 8))
     send_pfc(port, prio, kXoffQuanta);
+}
+
+// The storm's source (HostConfig::pfc_storm): the host's port pauses the
+// switch on one priority, renewing the pause when half of it has passed (the
+// switches' rule, send_pfc), until the storm's end, which sends an XON.
+void Engine::host_pfc(std::uint32_t dev) {
+  const PfcStorm& storm = devices[dev]->config().pfc_storm;
+  Link& up = *host_uplink[dev];
+  const std::uint8_t prio = storm.priority & 7;
+  const bool over = now >= storm.until;
+  wire::PauseFrame pf;
+  pf.src = devices[dev]->config().mac;
+  pf.dst = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+  pf.opcode = wire::kPfcOpcode;
+  pf.class_enable = static_cast<std::uint16_t>(1U << prio);
+  pf.quanta[prio] = over ? 0 : kXoffQuanta;
+  const std::uint32_t buf = take_buffer();
+  const std::size_t n = wire::encode_pause(pf, {buffers[buf].get(), kFrameBuffer});
+  ++(over ? host_stats[dev].tx_xon : host_stats[dev].tx_pause)[prio];
+  // At the sender's port the capture shows it as it leaves the host, like
+  // every frame the host sends (transmit()); ahead of any queued frame,
+  // after the one being serialised.
+  if (pcap && cfg.capture_point == CapturePoint::SenderPort)
+    capture_frame(std::max(now, up.busy_until), wire::Bytes(buffers[buf].get(), n));
+  launch(up, buf, n);
+  if (over) return;
+  const Time half =
+      wire::pause_quanta_ns(kXoffQuanta, static_cast<std::uint64_t>(up.cfg.rate_bps)) / 2;
+  schedule(std::min(now + std::max<Time>(half, 1), storm.until), EventKind::HostPfc, dev, 0);
 }
 
 void Engine::apply_pause(Link& ln, wire::Bytes frame,

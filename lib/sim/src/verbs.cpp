@@ -415,6 +415,7 @@ void add_counts(Device::Counters& c, const QueuePair::Stats& s) noexcept {
   c.np_ecn_marked_roce_packets += s.np_ecn_marked_roce_packets;
   c.np_cnp_sent += s.np_cnp_sent;
   c.rp_cnp_handled += s.rp_cnp_handled;
+  c.rp_cnp_ignored += s.rp_cnp_ignored;
 }
 
 }  // namespace

@@ -426,6 +426,8 @@ class QueuePair {
     std::uint64_t np_ecn_marked_roce_packets = 0;  // CE-marked requests received
     std::uint64_t np_cnp_sent = 0;                 // CNPs sent for them
     std::uint64_t rp_cnp_handled = 0;              // CNPs received and acted on
+    // CNPs received with no reaction point to act on them (HostConfig::dcqcn_rp).
+    std::uint64_t rp_cnp_ignored = 0;
   };
   [[nodiscard]] const Stats& stats() const noexcept;
 
@@ -596,6 +598,9 @@ class Device {
     std::uint64_t np_ecn_marked_roce_packets = 0;
     std::uint64_t np_cnp_sent = 0;
     std::uint64_t rp_cnp_handled = 0;
+    /// CNPs received and not acted on (mlx5: rp_cnp_ignored; here with
+    /// HostConfig::dcqcn_rp off).
+    std::uint64_t rp_cnp_ignored = 0;
   };
   [[nodiscard]] Counters counters() const noexcept;
 

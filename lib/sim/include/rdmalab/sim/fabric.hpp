@@ -132,6 +132,22 @@ struct LinkConfig {
   std::vector<DropRule> ce_marks;
 };
 
+/// A model of a PFC storm's source: a NIC whose host has stopped taking
+/// what arrives (its receive buffers full, its queues no longer drained)
+/// pauses its link partner on one priority without a break. From `from`
+/// (virtual time) the host's port sends a PFC XOFF of 0xFFFF quanta for
+/// `priority` and renews it when half of it has passed, as the switches
+/// renew theirs; at `until` it sends an XON (0 quanta) and stops. Only on a
+/// host connected to a switch; the pauses are counted in
+/// HostPortStats::tx_pause and tx_xon. Real NICs differ in when they pause
+/// (their receive buffer's thresholds); this keeps only the result.
+struct PfcStorm {
+  bool enabled = false;
+  std::uint8_t priority = 3;
+  Time from = 0;
+  Time until = kForever;
+};
+
 /// One simulated host: its name and addresses. The IP address is IPv4 or
 /// IPv6; it is the host's RoCEv2 GID (index 0), IPv4-mapped for IPv4.
 struct HostConfig {
@@ -161,6 +177,24 @@ struct HostConfig {
   /// Per send completion written (a signalled WQE, or any with sq_sig_all):
   /// the CQE's DMA write.
   Time cqe_write_ns = 0;
+
+  // --- DCQCN in this NIC (only with FabricConfig::dcqcn on) ---------------
+  /// The notification point: a CE-marked request makes this NIC send a CNP.
+  /// Off, as on a receiving NIC whose congestion control is disabled for the
+  /// priority (mlx5: /sys/class/net/<if>/ecn/roce_np/enable/<prio> = 0): it
+  /// still counts the marked requests (np_ecn_marked_roce_packets) and sends
+  /// no CNP.
+  bool dcqcn_np = true;
+  /// The reaction point: this NIC's requests leave at the rate its CNPs set.
+  /// Off (mlx5: ecn/roce_rp/enable/<prio> = 0): its requests leave at the
+  /// line rate, and a CNP changes nothing; it is counted in rp_cnp_ignored.
+  /// The requests stay ECN-capable (ECT(0)) so that a switch can mark them:
+  /// a model; what a real NIC with its reaction point off puts in the ECN
+  /// field depends on its firmware.
+  bool dcqcn_rp = true;
+
+  /// Off by default; see PfcStorm.
+  PfcStorm pfc_storm{};
 };
 
 /// Deviations from the IBTA that reproduce Soft-RoCE (rdma_rxe) behaviour.

@@ -136,11 +136,15 @@ struct SwitchPortStats {
   std::string peer;
 };
 
-/// A host port's PFC counters (the NIC's rx_prioN_pause and
-/// rx_prioN_pause_duration).
+/// A host port's PFC counters (the NIC's rx_prioN_pause,
+/// rx_prioN_pause_duration and tx_prioN_pause).
 struct HostPortStats {
   std::array<std::uint64_t, kTrafficClasses> rx_pause = {};
   std::array<std::int64_t, kTrafficClasses> rx_pause_duration = {};
+  /// PFC frames the host's port sent (HostConfig::pfc_storm), XOFF and XON,
+  /// per priority: the NIC's tx_prioN_pause.
+  std::array<std::uint64_t, kTrafficClasses> tx_pause = {};
+  std::array<std::uint64_t, kTrafficClasses> tx_xon = {};
 };
 
 /// One change of a switch queue, for a lab's time series or a test:

@@ -1,0 +1,923 @@
+// Lab 19: ECN and PFC misconfigured — three classic mistakes and a PFC
+// storm, each found first in the capture, then revealed.
+//
+// Read this file next to docs/en/27-lab19-ecn-misconfig.md. The fabric is
+// lab 18's dumbbell on the simulator: N senders, a victim sender and a
+// second victim on the left switch; the receiver and the two victims'
+// receivers on the right switch. Every host link runs at --rate, the link
+// between the switches at (N + 2) x --rate, so that the one congested
+// queue is the right switch's egress to the receiver. Every case is a
+// fresh fabric with the same seed and its own capture:
+//   - no-cnp: ECN marking at the switches and DCQCN in the NICs, as lab 18's
+//     dcqcn run, but the receivers' notification point is off: the switch
+//     marks CE, no CNP leaves, the senders never slow and PFC does the work;
+//   - cnp-ignored: the receivers send CNPs, the senders' reaction point is
+//     off: CNPs arrive and are ignored, and PFC again does the work;
+//   - pfc-first: the NICs are right, but the switches' PFC XOFF (128 KiB)
+//     is below ECN's Kmin: the bottleneck pauses before its queue can reach
+//     Kmin, so it never marks; marks, if any, come from the upstream switch
+//     the pauses pushed the queue into;
+//   - pfc-storm: PFC only; the receiver's NIC stops draining (a model, see
+//     sim::PfcStorm) and pauses its switch without a break: the pauses
+//     spread upstream hop by hop, a victim on the paused priority stalls, a
+//     victim on another priority does not.
+// The student first sees the capture, read by the same analyser rdmapcap
+// uses, then the counters, then the cause.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "messages.hpp"
+#include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/peer.hpp"
+#include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/wire_view.hpp"
+#include "rdmalab/sim/topology.hpp"
+#include "rdmalab/verbs/error.hpp"
+
+using namespace rdmalab;
+using i18n::tr;
+using lab19::M;
+
+namespace {
+
+// Path MTU of every QP: 4096-byte payloads, the fewest packets.
+constexpr int kMtu = 4096;
+// Propagation delay of every link.
+constexpr sim::Time kDelayNs = 1 * sim::kMicrosecond;
+// Up to this much random extra delay per frame on every host link (lab 18's
+// reason: less than a frame's serialisation, enough to break lockstep).
+constexpr sim::Time kJitterNs = 100;
+// The shared buffer of each switch (the simulator's default).
+constexpr std::uint64_t kBufferBytes = 16ull * 1024 * 1024;
+// PFC XOFF of pfc-first and pfc-storm: the simulator's default, lab 18's
+// pfc run; and the resume offset of every case.
+constexpr std::uint64_t kLowXoffBytes = 128 * 1024ULL;
+constexpr std::uint64_t kResumeBytes = 16 * 1024ULL;
+// DSCP 26 (RoCE data, traffic class 3) and DSCP 0 (class 0) as the IP
+// traffic class byte.
+constexpr std::uint8_t kRoceTclass = 26 << 2;
+constexpr std::uint8_t kOtherTclass = 0;
+constexpr std::uint8_t kRoceTc = 3;
+// Frame sizes at MTU 4096 over IPv4 (lab 18): headers 58 bytes, a RETH 16,
+// an AETH 4, and 20 more bytes on the wire per frame.
+constexpr std::uint64_t kHeaders = 14 + 20 + 8 + 12 + 4;
+constexpr std::uint64_t kReth = 16;
+constexpr std::uint64_t kAeth = 4;
+constexpr std::uint64_t kWireOverhead = 20;
+constexpr std::uint64_t kLargestFrame = kHeaders + kReth + 4096;
+// The DCQCN reaction points' rates are sampled this often.
+constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
+// How long an ECN case may take in virtual time before the lab gives up.
+constexpr sim::Time kRunLimit = 10 * sim::kSecond;
+// pfc-storm: the receiver's NIC starts pausing this long after the WRITEs
+// are posted (the incast is well under way), the victims post theirs this
+// long after that (the pauses have spread: derived in the chapter), and the
+// run ends this long after the storm began: more than rdmapcap's default
+// --pfc-storm-ms (100 ms) plus one renewal of the pause.
+constexpr sim::Time kStormAfterNs = 50 * sim::kMicrosecond;
+constexpr sim::Time kVictimAfterNs = 1 * sim::kMillisecond;
+constexpr sim::Time kStormRunNs = 150 * sim::kMillisecond;
+// rdmapcap's default storm threshold (--pfc-storm-ms 100).
+constexpr sim::Time kStormFindingNs = 100 * sim::kMillisecond;
+// The virtual time by which the set-up is over (it takes none: the QPs are
+// connected out of band); the storm's start is an absolute time.
+constexpr sim::Time kSetupEndNs = 0;
+
+struct Options {
+  lab::CommonOptions common;
+  std::uint32_t senders = 8;
+  std::uint32_t size = 1024 * 1024;
+  std::uint32_t messages = 2;
+  double rate_gbps = 100;
+  std::string which = "all";
+};
+
+enum class Case : std::uint8_t { NoCnp, CnpIgnored, PfcFirst, PfcStorm };
+
+std::string case_id(Case c) {
+  switch (c) {
+    case Case::NoCnp: return "no-cnp";
+    case Case::CnpIgnored: return "cnp-ignored";
+    case Case::PfcFirst: return "pfc-first";
+    case Case::PfcStorm: return "pfc-storm";
+  }
+  return {};
+}
+
+// The case's number (1 .. 4): the narration and the capture's name use it,
+// so that neither gives the cause away before the capture has been read.
+int case_number(Case c) {
+  return static_cast<int>(c) + 1;
+}
+
+// ns a frame of `bytes` takes on a link of `bps` (truncated, as the
+// simulator counts it).
+std::int64_t ser_ns(std::uint64_t bytes, double bps) {
+  return static_cast<std::int64_t>(static_cast<double>((bytes + kWireOverhead) * 8) * 1e9 / bps);
+}
+
+// The derivations of the chapter, from the knobs alone.
+struct Derived {
+  double rate_bps = 0;
+  double isl_bps = 0;
+  std::int64_t message_ser_ns = 0;
+  std::int64_t ideal_ns = 0;  // the last completion of an ideal incast
+  std::int64_t victim_ideal_ns = 0;
+  double victim_ideal_gbps = 0;
+  std::uint64_t headroom_bytes = 0;
+  std::uint64_t excess_bytes = 0;  // what the bottleneck must hold without CC
+  sim::DcqcnParams dcqcn;
+  std::uint64_t ecn_xoff_bytes = 0;  // no-cnp, cnp-ignored: 2 Kmax (lab 18)
+  // pfc-first: the most the bottleneck queue can hold (XOFF, the frame that
+  // crossed it, and what the link between the switches delivers until the
+  // pause has stopped it).
+  std::uint64_t pfc_first_queue_bound = 0;
+  std::int64_t pause_ns = 0;    // 0xFFFF quanta at --rate
+  std::int64_t refresh_ns = 0;  // the storm's renewal: half of it
+};
+
+Derived derive(const Options& o) {
+  Derived d;
+  d.rate_bps = o.rate_gbps * 1e9;
+  d.isl_bps = d.rate_bps * (o.senders + 2);
+  const std::uint64_t packets = (o.size + kMtu - 1) / kMtu;
+  for (std::uint64_t p = 0, left = o.size; p < packets; ++p) {
+    const std::uint64_t payload = std::min<std::uint64_t>(left, kMtu);
+    left -= payload;
+    d.message_ser_ns += ser_ns(kHeaders + (p == 0 ? kReth : 0) + (payload + 3) / 4 * 4, d.rate_bps);
+  }
+  const std::uint64_t total = std::uint64_t{o.senders} * o.messages;
+  const std::uint64_t first =
+      kHeaders + kReth + (std::min<std::uint64_t>(o.size, kMtu) + 3) / 4 * 4;
+  const auto ideal = [&](std::uint64_t messages) {
+    return ser_ns(first, d.rate_bps) + kDelayNs + ser_ns(first, d.isl_bps) + kDelayNs +
+           static_cast<std::int64_t>(messages) * d.message_ser_ns + kDelayNs +
+           2 * ser_ns(kHeaders + kAeth, d.rate_bps) + ser_ns(kHeaders + kAeth, d.isl_bps) +
+           3 * kDelayNs;
+  };
+  d.ideal_ns = ideal(total);
+  d.victim_ideal_ns = ideal(o.messages);
+  d.victim_ideal_gbps =
+      static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
+      static_cast<double>(d.victim_ideal_ns + 3 * kJitterNs +
+                          static_cast<std::int64_t>(o.senders + 1) * ser_ns(first, d.isl_bps));
+  d.headroom_bytes =
+      2 * (2 * static_cast<std::uint64_t>(static_cast<double>(kDelayNs) * d.isl_bps / 8e9) +
+           2 * (kLargestFrame + kWireOverhead));
+  d.excess_bytes = total * o.size / o.senders * (o.senders - 1);
+  d.dcqcn = sim::hpcc_dcqcn(static_cast<std::uint64_t>(d.rate_bps));
+  d.ecn_xoff_bytes = 2 * d.dcqcn.ecn.kmax_bytes;
+  // After the right switch's port from the other switch crosses XOFF (with
+  // the frame that crossed it), the pause waits behind at most one frame,
+  // travels one link delay, the left switch finishes the frame it is
+  // sending, and what is on the link arrives: at most two link delays and
+  // two frames at the link's rate.
+  d.pfc_first_queue_bound =
+      kLowXoffBytes + kLargestFrame +
+      2 * (static_cast<std::uint64_t>(static_cast<double>(kDelayNs) * d.isl_bps / 8e9) +
+           kLargestFrame + kWireOverhead);
+  d.pause_ns = static_cast<std::int64_t>(
+      std::llround(65535.0 * 512.0 * 1e9 / d.rate_bps));  // rounded to the ns
+  d.refresh_ns = d.pause_ns / 2;
+  return d;
+}
+
+// Frames a capture's analysis found, and its findings.
+struct CaptureFacts {
+  std::uint64_t ce = 0;
+  std::uint64_t cnps = 0;
+  std::uint64_t pauses = 0;
+  std::uint64_t ce_without_cnp = 0;
+  std::uint64_t cnp_no_slowdown = 0;
+  std::uint64_t pfc_storm = 0;
+  bool storm_from_receiver = false;  // a storm finding names the receiver's MAC
+  std::int64_t longest_storm_ns = 0;
+  std::vector<std::string> said;  // the first finding of each kind, in words
+};
+
+struct CaseResult {
+  Case kind = Case::NoCnp;
+  bool complete = true;  // ECN cases: every WRITE completed well, every byte in place
+  sim::Time completion_ns = 0;
+  std::uint64_t drops = 0;
+  std::uint64_t roce_drops = 0;
+  std::uint64_t pause_frames = 0;  // switches, priority 3
+  std::uint64_t xon_frames = 0;
+  std::int64_t paused_ns = 0;
+  std::uint64_t marked_left = 0;
+  std::uint64_t marked_right = 0;
+  std::uint64_t marked_bottleneck = 0;
+  std::uint64_t np_ecn_marked = 0;
+  std::uint64_t np_cnp_sent = 0;
+  std::uint64_t rp_cnp_handled = 0;
+  std::uint64_t rp_cnp_ignored = 0;
+  std::uint64_t max_queue_bytes = 0;
+  bool rp_present = false;
+  std::uint64_t lowest_rate_bps = 0;  // the senders' reaction points, over the run
+  sim::Time first_pause_ns = -1;      // the right switch paused the link between the switches
+  sim::Time first_mark_ns = -1;
+  // pfc-storm.
+  std::uint64_t storm_xoff = 0;       // the receiver's NIC
+  std::int64_t storm_paused_ns = 0;   // the right switch's port to it
+  std::int64_t isl_paused_ns = 0;     // the left switch's port to the right one
+  std::uint32_t senders_paused = 0;   // senders the left switch paused
+  std::uint32_t sender_messages = 0;  // incast messages completed
+  std::uint32_t victim_messages = 0;  // the priority-3 victim's
+  std::uint32_t other_messages = 0;   // the priority-0 victim's
+  std::uint64_t timeouts = 0;
+  double other_gbps = 0;
+  std::uint64_t victim_rx_pause = 0;
+  std::string capture;
+  CaptureFacts wire;
+};
+
+double us(sim::Time ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
+
+void open_host(lab::Narrator& n, lab::Environment& env, lab::Endpoint& e, const std::string& device,
+               std::size_t buffer, int cqe, const lab::CommonOptions& o) {
+  e.ctx = env.backend->open(device);
+  n.call(e.role, fmt::format("ibv_open_device({})", e.ctx->info().name), {});
+  lab::choose_gid(n, e, o);
+  e.pd = e.ctx->alloc_pd();
+  n.call(e.role, "ibv_alloc_pd(ctx)", {});
+  e.storage.assign((buffer + 7) / 8, 0);
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  e.mr = e.pd->reg_mr(e.buf(), buffer, access);
+  n.call(e.role,
+         fmt::format("ibv_reg_mr(pd, buf, {}, IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE)",
+                     buffer),
+         fmt::format("lkey {}  rkey {}", lab::hex(e.mr->lkey(), 8), lab::hex(e.mr->rkey(), 8)));
+  e.cq = e.ctx->create_cq(cqe);
+  n.call(e.role, fmt::format("ibv_create_cq(ctx, cqe={})", cqe), {});
+}
+
+void add_qp(lab::Narrator& n, lab::Endpoint& base, lab::Endpoint& e, std::uint32_t depth) {
+  e.gid_index = base.gid_index;
+  e.gid = base.gid;
+  verbs::QpInitAttrs init;
+  init.send_cq = base.cq.get();
+  init.recv_cq = base.cq.get();
+  init.max_send_wr = depth;
+  init.max_recv_wr = 1;
+  e.qp = base.pd->create_qp(init);
+  n.call(e.role, fmt::format("ibv_create_qp(pd, IBV_QPT_RC, max_send_wr={}, max_recv_wr=1)", depth),
+         fmt::format("qp_num {}", lab::hex(e.qp->qpn(), 6)));
+}
+
+void post_write(lab::Endpoint& from, const lab::Endpoint& to, std::uint64_t remote,
+                std::uint32_t size, std::uint64_t wr_id) {
+  ibv_sge sge = from.sge(0, size);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(to.mr->addr()) + remote;
+  wr.wr.rdma.rkey = to.mr->rkey();
+  ibv_send_wr* bad = nullptr;
+  verbs::check_rc(from.qp->post_send(&wr, &bad), "ibv_post_send");
+}
+
+void fill(lab::Endpoint& e, std::uint32_t seed) {
+  std::uint8_t* b = e.buf();
+  for (std::size_t i = 0; i < e.size(); ++i)
+    b[i] = static_cast<std::uint8_t>(std::size_t{seed} * 31 + i * 13 + (i >> 9));
+}
+
+// The hosts sim0 .. sim{2N+3}, named and addressed as the simulator's
+// backend names them, each NIC configured for the case.
+std::vector<sim::HostConfig> hosts_for(Case kind, std::uint32_t n) {
+  std::vector<sim::HostConfig> hosts;
+  const std::uint32_t count = 2 * (n + 2);
+  hosts.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    sim::HostConfig h;
+    h.name = fmt::format("sim{}", i);
+    h.mac = {0x02,
+             0x00,
+             0x00,
+             0x00,
+             static_cast<std::uint8_t>(i >> 8),
+             static_cast<std::uint8_t>(i + 1)};
+    h.ip = *wire::IpAddress::parse(fmt::format("10.99.{}.{}", (i + 1) >> 8, (i + 1) & 0xFF));
+    const bool left = i < n + 2;
+    // no-cnp: every NIC on the receivers' side has its notification point
+    // off; cnp-ignored: every NIC on the senders' side its reaction point.
+    if (kind == Case::NoCnp && !left) h.dcqcn_np = false;
+    if (kind == Case::CnpIgnored && left) h.dcqcn_rp = false;
+    if (kind == Case::PfcStorm && i == n + 2)
+      h.pfc_storm = sim::PfcStorm{true, kRoceTc, kSetupEndNs + kStormAfterNs, sim::kForever};
+    hosts.push_back(h);
+  }
+  return hosts;
+}
+
+CaptureFacts read_capture(const std::string& path, const wire::MacAddress& receiver_mac) {
+  std::uint64_t mac = 0;
+  for (const std::uint8_t b : receiver_mac) mac = (mac << 8) | b;
+  CaptureFacts c;
+  const lab::WireFacts w = lab::read_wire(path);
+  const auto count = [&](const char* name) {
+    const auto it = w.events.find(name);
+    return it == w.events.end() ? std::uint64_t{0} : it->second;
+  };
+  c.ce = count("ecn_ce");
+  c.cnps = count("cnp");
+  for (const dissect::PacketRecord& rec : w.records)
+    if (rec.pause && std::any_of(rec.pause->quanta.begin(), rec.pause->quanta.end(),
+                                 [](std::uint16_t q) { return q != 0; }))
+      ++c.pauses;
+  bool said_ce = false, said_cnp = false, said_storm = false;
+  for (const dissect::Event& e : w.end_of_capture) {
+    if (e.type == dissect::EventType::CeWithoutCnp) {
+      ++c.ce_without_cnp;
+      if (!said_ce) c.said.push_back(dissect::describe(e));
+      said_ce = true;
+    } else if (e.type == dissect::EventType::CnpNoSlowdown) {
+      ++c.cnp_no_slowdown;
+      if (!said_cnp) c.said.push_back(dissect::describe(e));
+      said_cnp = true;
+    } else if (e.type == dissect::EventType::PfcStorm) {
+      ++c.pfc_storm;
+      c.longest_storm_ns = std::max(c.longest_storm_ns, e.delta_ns);
+      if (e.value == mac) {
+        c.storm_from_receiver = true;
+        c.said.insert(c.said.begin(), dissect::describe(e));
+      } else if (!said_storm) {
+        c.said.push_back(dissect::describe(e));
+        said_storm = true;
+      }
+    }
+  }
+  return c;
+}
+
+// One case on a fresh fabric. `n` narrates the set-up of the first case;
+// `quiet` takes the rest.
+CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, const Derived& d,
+                    Case kind, bool narrate_setup) {
+  const std::uint32_t N = o.senders;
+  lab::Narrator& say = narrate_setup ? n : quiet;
+  verbs::SimBackendOptions sim;
+  sim::TopologySpec spec;
+  spec.kind = sim::TopologyKind::Dumbbell;
+  spec.hosts = N + 2;
+  spec.host_link.rate_bps = d.rate_bps;
+  spec.host_link.delay_ns = kDelayNs;
+  spec.host_link.jitter_ns = kJitterNs;
+  spec.fabric_link.rate_bps = d.isl_bps;
+  spec.fabric_link.delay_ns = kDelayNs;
+  sim::SwitchConfig& sc = spec.switch_config;
+  sc.buffer_bytes = kBufferBytes;
+  sc.pfc[kRoceTc].enabled = true;
+  sc.pfc[kRoceTc].xoff_bytes =
+      kind == Case::NoCnp || kind == Case::CnpIgnored ? d.ecn_xoff_bytes : kLowXoffBytes;
+  sc.pfc[kRoceTc].resume_offset_bytes = kResumeBytes;
+  sc.pfc[kRoceTc].headroom_bytes = d.headroom_bytes;
+  if (kind != Case::PfcStorm) {
+    sc.ecn[kRoceTc] = sim::EcnConfig::from(d.dcqcn.ecn);
+    sim.fabric.dcqcn = d.dcqcn;
+  }
+  // Where the evidence is: CE marks show only where the marked frames
+  // arrive (the receivers' ports); the storm's source only where its pause
+  // frames leave (the hosts' own ports).
+  sim.fabric.capture_point =
+      kind == Case::PfcStorm ? sim::CapturePoint::SenderPort : sim::CapturePoint::ReceiverPort;
+  sim.topology = spec;
+  sim.hosts = hosts_for(kind, N);
+  sim.snaplen = 128;
+  lab::CommonOptions co = o.common;
+  co.capture =
+      fmt::format("{}-case{}.pcap", o.common.capture.substr(0, o.common.capture.rfind(".pcap")),
+                  case_number(kind));
+  lab::Environment env = lab::open_environment(quiet, co, sim);
+  sim::Fabric* f = env.fabric();
+  auto* simb = dynamic_cast<verbs::SimBackend*>(env.backend.get());
+  if (f == nullptr || simb == nullptr) throw verbs::UsageError(tr(M("needs_sim")));
+
+  const auto dev = [](std::uint32_t i) { return fmt::format("sim{}", i); };
+  std::vector<lab::Endpoint> tx(N), rx(N);
+  lab::Endpoint vtx, vrx, wtx, wrx;
+  struct Teardown {
+    std::vector<lab::Endpoint*> eps;
+    ~Teardown() {
+      for (auto it = eps.rbegin(); it != eps.rend(); ++it) (*it)->qp.reset();
+    }
+  } teardown;
+  for (auto& e : tx) teardown.eps.push_back(&e);
+  for (auto& e : rx) teardown.eps.push_back(&e);
+  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) teardown.eps.push_back(e);
+
+  const std::uint32_t depth = o.messages;
+  const int cqe = static_cast<int>(N * o.messages + 16);
+  say.step(tr(M("step.resources")));
+  say.say(tr(M("why.resources"), N, N + 2, o.size));
+  rx[0].role = tr(M("receiver"));
+  open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
+  for (std::uint32_t i = 0; i < N; ++i) {
+    lab::Narrator& w = i == 0 ? say : quiet;
+    tx[i].role = tr(M("sender"), i);
+    rx[i].role = tr(M("receiver_qp"), i);
+    open_host(w, env, tx[i], dev(i), o.size, cqe, co);
+    add_qp(w, tx[i], tx[i], depth);
+    add_qp(w, rx[0], rx[i], depth);
+    fill(tx[i], i + 1);
+  }
+  vtx.role = tr(M("victim"));
+  vrx.role = tr(M("victim_rx"));
+  wtx.role = tr(M("other"));
+  wrx.role = tr(M("other_rx"));
+  open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
+  open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
+  open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
+  open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
+  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) add_qp(quiet, *e, *e, depth);
+  fill(vtx, 101);
+  fill(wtx, 102);
+  say.say(tr(M("why.others"), N - 1, dev(N), dev(N + 3), dev(N + 1), dev(N + 4)));
+
+  say.step(tr(M("step.connect")));
+  lab::ConnectSpec cs;
+  cs.mtu = kMtu;
+  cs.traffic_class = kRoceTclass;
+  for (std::uint32_t i = 0; i < N; ++i) {
+    tx[i].first_psn = lab::kRequesterFirstPsn + 0x1000 * i;
+    rx[i].first_psn = 0x800000 + 0x1000 * i;
+    lab::connect_pair(i == 0 ? say : quiet, tx[i], rx[i], cs, co, i == 0);
+  }
+  say.say(tr(M("why.tclass"), kRoceTclass, kRoceTclass >> 2, kRoceTc));
+  lab::connect_pair(quiet, vtx, vrx, cs, co, true);
+  lab::ConnectSpec other = cs;
+  other.traffic_class = kOtherTclass;
+  lab::connect_pair(quiet, wtx, wrx, other, co, true);
+  say.say(tr(M("why.connect_rest"), N - 1));
+
+  // The ports: the right switch's port to the receiver (the bottleneck) and
+  // each switch's port to the other.
+  const sim::Topology& topo = simb->topology();
+  const sim::SwitchId left = topo.switches.at(0);
+  const sim::SwitchId right = topo.switches.at(1);
+  std::size_t bottleneck = 0, isl_left = 0, isl_right = 0;
+  for (std::size_t p = 0; p < f->switch_ports(right); ++p) {
+    const std::string peer = f->switch_port_stats(right, p).peer;
+    if (peer == dev(N + 2)) bottleneck = p;
+    if (peer.rfind("sw", 0) == 0) isl_right = p;
+  }
+  for (std::size_t p = 0; p < f->switch_ports(left); ++p)
+    if (f->switch_port_stats(left, p).peer.rfind("sw", 0) == 0) isl_left = p;
+
+  n.step(tr(narrate_setup ? M("step.run") : M("step.again"), case_number(kind)));
+  n.say(tr(kind == Case::PfcStorm ? M("why.run_storm") : M("why.run_ecn")));
+  const sim::Time t0 = f->now();
+  if (t0 > kSetupEndNs) throw std::logic_error("lab19: the set-up took virtual time");
+  CaseResult r;
+  r.kind = kind;
+  r.capture = co.capture;
+  f->on_queue([&](const sim::QueueSample& q) {
+    if (q.kind == sim::QueueSample::Kind::Dequeue && q.ce_marked && r.first_mark_ns < 0)
+      r.first_mark_ns = q.time - t0;
+  });
+  for (std::uint32_t m = 0; m < o.messages; ++m)
+    for (std::uint32_t i = 0; i < N; ++i)
+      post_write(tx[i], rx[0], std::uint64_t{i} * o.size, o.size, m + 1);
+  const bool storm = kind == Case::PfcStorm;
+  sim::Time victims_at = t0;
+  const auto post_victims = [&] {
+    for (std::uint32_t m = 0; m < o.messages; ++m) {
+      post_write(vtx, vrx, 0, o.size, m + 1);
+      post_write(wtx, wrx, 0, o.size, m + 1);
+    }
+  };
+  if (!storm) post_victims();
+  n.call(tr(M("every_sender")),
+         fmt::format("ibv_post_send(qp, {} x {{RDMA_WRITE, length {}, IBV_SEND_SIGNALED}})",
+                     o.messages, o.size),
+         {});
+
+  std::vector<lab::Endpoint*> senders;
+  senders.reserve(N + 2);
+  for (auto& e : tx) senders.push_back(&e);
+  senders.push_back(&vtx);
+  senders.push_back(&wtx);
+  std::vector<sim::QueuePair*> sqp;
+  sqp.reserve(senders.size());
+  for (auto* e : senders) sqp.push_back(simb->sim_qp(*e->qp));
+  std::vector<std::uint32_t> done_by(senders.size(), 0);
+  std::vector<sim::Time> last_by(senders.size(), 0);
+  bool all_ok = true;
+  std::array<ibv_wc, 16> wcs{};
+  std::size_t done = 0;
+  const std::size_t want = std::size_t{N + 2} * o.messages;
+  r.lowest_rate_bps = static_cast<std::uint64_t>(d.rate_bps);
+  sim::Time next_sample = t0;
+  const auto poll = [&] {
+    for (std::size_t s = 0; s < senders.size(); ++s) {
+      const int k = senders[s]->cq->poll(wcs);
+      for (int j = 0; j < k; ++j) {
+        const ibv_wc& wc = wcs[static_cast<std::size_t>(j)];
+        if (wc.status != IBV_WC_SUCCESS) {
+          all_ok = false;
+          continue;
+        }
+        ++done_by[s];
+        last_by[s] = f->now();
+        ++done;
+      }
+    }
+  };
+  if (!storm) {
+    f->run_until(
+        [&] {
+          poll();
+          if (r.first_pause_ns < 0 && f->switch_port_stats(right, isl_right).tx_pause[kRoceTc] > 0)
+            r.first_pause_ns = f->now() - t0;
+          if (f->now() >= next_sample) {
+            next_sample = f->now() + kSampleNs;
+            for (std::uint32_t i = 0; i < N; ++i)
+              if (const sim::DcqcnRp* rp = sqp[i]->dcqcn(); rp != nullptr) {
+                r.rp_present = true;
+                r.lowest_rate_bps = std::min(r.lowest_rate_bps, rp->rate_bps());
+              }
+          }
+          return done == want;
+        },
+        t0 + kRunLimit);
+  } else {
+    // The storm begins at t0 + kStormAfterNs (the receiver's HostConfig);
+    // the victims post when it has spread; the run ends kStormRunNs after
+    // it began, whatever has completed.
+    const sim::Time storm_at = kSetupEndNs + kStormAfterNs;
+    victims_at = storm_at + kVictimAfterNs;
+    f->run_until(
+        [&] {
+          poll();
+          return false;
+        },
+        victims_at);
+    post_victims();
+    f->run_until(
+        [&] {
+          poll();
+          return false;
+        },
+        storm_at + kStormRunNs);
+  }
+  f->stop_capture();
+  f->on_queue({});
+
+  // The counters.
+  for (const sim::SwitchId sw : topo.switches)
+    for (std::size_t p = 0; p < f->switch_ports(sw); ++p) {
+      const sim::SwitchPortStats st = f->switch_port_stats(sw, p);
+      for (const auto& q : st.tc) {
+        r.drops += q.dropped;
+        (sw.index == left.index ? r.marked_left : r.marked_right) += q.ecn_marked;
+      }
+      r.roce_drops += st.tc[kRoceTc].dropped;
+      r.pause_frames += st.tx_pause[kRoceTc];
+      r.xon_frames += st.tx_xon[kRoceTc];
+      r.paused_ns += st.rx_pause_duration[kRoceTc];
+    }
+  r.marked_bottleneck = f->switch_port_stats(right, bottleneck).tc[kRoceTc].ecn_marked;
+  r.max_queue_bytes = f->switch_port_stats(right, bottleneck).tc[kRoceTc].max_queue_bytes;
+  // The NICs' DCQCN counters over every flow, the victims' too (a victim's
+  // frames can be marked where they share a queue with the incast).
+  std::vector<lab::Endpoint*> receivers;
+  receivers.reserve(N + 2);
+  for (auto& e : rx) receivers.push_back(&e);
+  receivers.push_back(&vrx);
+  receivers.push_back(&wrx);
+  for (std::size_t s = 0; s < senders.size(); ++s) {
+    const auto& st = sqp[s]->stats();
+    r.rp_cnp_handled += st.rp_cnp_handled;
+    r.rp_cnp_ignored += st.rp_cnp_ignored;
+    const auto& rs = simb->sim_qp(*receivers[s]->qp)->stats();
+    r.np_cnp_sent += rs.np_cnp_sent;
+    r.np_ecn_marked += rs.np_ecn_marked_roce_packets;
+  }
+  for (std::uint32_t i = 0; i < N; ++i) {
+    r.timeouts += sqp[i]->stats().timeouts;
+    r.sender_messages += done_by[i];
+  }
+  r.victim_messages = done_by[N];
+  r.other_messages = done_by[N + 1];
+  if (r.other_messages == o.messages)
+    r.other_gbps = static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
+                   static_cast<double>(last_by[N + 1] - victims_at);
+  if (const sim::Device* v = simb->device(dev(N)))
+    r.victim_rx_pause = f->host_port_stats(*v).rx_pause[kRoceTc];
+  if (storm) {
+    if (const sim::Device* h = simb->device(dev(N + 2)))
+      r.storm_xoff = f->host_port_stats(*h).tx_pause[kRoceTc];
+    r.storm_paused_ns = f->switch_port_stats(right, bottleneck).rx_pause_duration[kRoceTc];
+    r.isl_paused_ns = f->switch_port_stats(left, isl_left).rx_pause_duration[kRoceTc];
+    for (std::uint32_t i = 0; i < N; ++i)
+      if (const sim::Device* h = simb->device(dev(i)))
+        r.senders_paused += f->host_port_stats(*h).rx_pause[kRoceTc] > 0 ? 1U : 0U;
+  } else {
+    r.complete = all_ok && done == want;
+    for (std::uint32_t i = 0; i < N && r.complete; ++i)
+      r.complete = std::memcmp(rx[0].buf() + std::size_t{i} * o.size, tx[i].buf(), o.size) == 0;
+    if (r.complete) {
+      for (std::uint32_t i = 0; i < N; ++i) r.completion_ns = std::max(r.completion_ns, last_by[i]);
+      r.completion_ns -= t0;
+    }
+  }
+  const sim::HostConfig& rcfg = simb->device(dev(N + 2))->config();
+  r.wire = read_capture(co.capture, rcfg.mac);
+  return r;
+}
+
+std::string rate_text(const CaseResult& r, double line_gbps) {
+  if (!r.rp_present) return tr(M("val.no_rp"));
+  return tr(M("val.lowest_rate"), static_cast<double>(r.lowest_rate_bps) / 1e9, line_gbps);
+}
+
+// What the capture shows, before any counter.
+void show_capture(lab::Narrator& n, const CaseResult& r) {
+  n.say(tr(M("why.capture")));
+  std::string t;
+  const auto row = [&](const std::string& name, const std::string& value) {
+    t += fmt::format(" {:<46} {}\n", name, value);
+  };
+  row(tr(M("row.cap_ce")), fmt::format("{}", r.wire.ce));
+  row(tr(M("row.cap_cnp")), fmt::format("{}", r.wire.cnps));
+  row(tr(M("row.cap_pause")), fmt::format("{}", r.wire.pauses));
+  row(tr(M("row.findings")),
+      tr(M("val.findings"), r.wire.ce_without_cnp, r.wire.cnp_no_slowdown, r.wire.pfc_storm));
+  t.pop_back();
+  n.block(t);
+  for (const std::string& s : r.wire.said) n.say(s);
+  n.block(fmt::format("rdmapcap summary {}", r.capture));
+}
+
+std::string table(const CaseResult& r, const Derived& d, const Options& o) {
+  std::string t;
+  const auto row = [&](const std::string& name, const std::string& value) {
+    t += fmt::format(" {:<46} {}\n", name, value);
+  };
+  if (r.kind != Case::PfcStorm) {
+    row(tr(M("row.completion")), tr(M("val.completion"), us(r.completion_ns), us(d.ideal_ns)));
+    row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
+    row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
+    row(tr(M("row.paused")), fmt::format("{:.1f} µs", us(r.paused_ns)));
+    row(tr(M("row.ecn")), tr(M("val.ecn"), r.marked_left, r.marked_right, r.marked_bottleneck));
+    row(tr(M("row.np_marked")), fmt::format("{}", r.np_ecn_marked));
+    row(tr(M("row.cnp")),
+        fmt::format("{} / {} / {}", r.np_cnp_sent, r.rp_cnp_handled, r.rp_cnp_ignored));
+    row(tr(M("row.queue")), tr(M("val.bytes"), r.max_queue_bytes));
+    row(tr(M("row.rates")), rate_text(r, o.rate_gbps));
+    if (r.kind == Case::PfcFirst)
+      row(tr(M("row.first")), r.first_mark_ns < 0
+                                  ? tr(M("val.first_nomark"), us(r.first_pause_ns))
+                                  : tr(M("val.first"), us(r.first_pause_ns), us(r.first_mark_ns)));
+  } else {
+    row(tr(M("row.storm_xoff")), fmt::format("{}", r.storm_xoff));
+    row(tr(M("row.storm_paused")), fmt::format("{:.1f} ms", us(r.storm_paused_ns) / 1000.0));
+    row(tr(M("row.isl_paused")), fmt::format("{:.1f} ms", us(r.isl_paused_ns) / 1000.0));
+    row(tr(M("row.senders_paused")), fmt::format("{} / {}", r.senders_paused, o.senders));
+    row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
+    row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
+    row(tr(M("row.sender_msgs")),
+        tr(M("val.messages"), r.sender_messages, std::uint64_t{o.senders} * o.messages));
+    row(tr(M("row.victim")), tr(M("val.messages"), r.victim_messages, o.messages));
+    row(tr(M("row.other")), tr(M("val.other"), r.other_messages, o.messages, r.other_gbps));
+    row(tr(M("row.timeouts")), fmt::format("{}", r.timeouts));
+  }
+  t.pop_back();
+  return t;
+}
+
+nlohmann::json case_json(const CaseResult& r) {
+  nlohmann::json j{{"case", case_id(r.kind)},
+                   {"capture", r.capture},
+                   {"drops", r.drops},
+                   {"roce_drops", r.roce_drops},
+                   {"pause_frames", r.pause_frames},
+                   {"xon_frames", r.xon_frames},
+                   {"paused_ns", r.paused_ns},
+                   {"ecn_marked_left", r.marked_left},
+                   {"ecn_marked_right", r.marked_right},
+                   {"ecn_marked_bottleneck", r.marked_bottleneck},
+                   {"np_ecn_marked_roce_packets", r.np_ecn_marked},
+                   {"np_cnp_sent", r.np_cnp_sent},
+                   {"rp_cnp_handled", r.rp_cnp_handled},
+                   {"rp_cnp_ignored", r.rp_cnp_ignored},
+                   {"max_queue_bytes", r.max_queue_bytes},
+                   {"timeouts", r.timeouts},
+                   {"wire",
+                    {{"ecn_ce", r.wire.ce},
+                     {"cnps", r.wire.cnps},
+                     {"pause_frames", r.wire.pauses},
+                     {"ce_without_cnp", r.wire.ce_without_cnp},
+                     {"cnp_no_slowdown", r.wire.cnp_no_slowdown},
+                     {"pfc_storm", r.wire.pfc_storm},
+                     {"storm_from_receiver", r.wire.storm_from_receiver},
+                     {"longest_storm_ns", r.wire.longest_storm_ns}}}};
+  if (r.kind == Case::PfcStorm) {
+    j["storm_xoff_frames"] = r.storm_xoff;
+    j["storm_paused_ns"] = r.storm_paused_ns;
+    j["isl_paused_ns"] = r.isl_paused_ns;
+    j["senders_paused"] = r.senders_paused;
+    j["sender_messages"] = r.sender_messages;
+    j["victim_messages"] = r.victim_messages;
+    j["victim_rx_pause"] = r.victim_rx_pause;
+    j["other_messages"] = r.other_messages;
+    j["other_gbps"] = r.other_gbps;
+  } else {
+    j["complete"] = r.complete;
+    j["completion_ns"] = r.completion_ns;
+    j["rp_present"] = r.rp_present;
+    j["lowest_rate_bps"] = r.lowest_rate_bps;
+    j["first_pause_ns"] = r.first_pause_ns;
+    j["first_mark_ns"] = r.first_mark_ns;
+  }
+  return j;
+}
+
+void check_case(lab::Narrator& n, const Options& o, const Derived& d, const CaseResult& r) {
+  // Check ids are snake_case words (the result schema's rule).
+  std::string id = case_id(r.kind);
+  std::replace(id.begin(), id.end(), '-', '_');
+  // Every case: priority 3 is lossless (PFC with lab 18's headroom), so
+  // nothing of it is dropped: exactly 0.
+  n.check(id + ".no_drops", tr(M("check.no_drops")), r.roce_drops == 0,
+          fmt::format("{}", r.roce_drops));
+  if (r.kind == Case::PfcStorm) {
+    n.check("pfc_storm.source", tr(M("check.storm_source")), r.storm_xoff > 0,
+            fmt::format("{}", r.storm_xoff));
+    n.check("pfc_storm.spread", tr(M("check.storm_spread"), o.senders),
+            r.isl_paused_ns > 0 && r.senders_paused == o.senders,
+            fmt::format("{} / {}", r.senders_paused, o.senders));
+    n.check("pfc_storm.victim", tr(M("check.storm_victim")),
+            r.victim_messages == 0 && r.victim_rx_pause > 0,
+            fmt::format("{} / {}", r.victim_messages, r.victim_rx_pause));
+    const double floor = 0.95 * d.victim_ideal_gbps;
+    n.check("pfc_storm.other_class", tr(M("check.other_class"), floor),
+            r.other_messages == o.messages && r.other_gbps >= floor,
+            fmt::format("{:.2f}", r.other_gbps));
+    n.check("pfc_storm.finding", tr(M("check.storm_finding")),
+            r.wire.storm_from_receiver && r.wire.longest_storm_ns > kStormFindingNs,
+            fmt::format("{} ns", r.wire.longest_storm_ns));
+    return;
+  }
+  n.check(id + ".complete", tr(M("check.complete")), r.complete);
+  if (!r.complete) return;
+  n.check(id + ".ideal", tr(M("check.ideal"), us(d.ideal_ns)), r.completion_ns >= d.ideal_ns,
+          fmt::format("{} ns >= {} ns", r.completion_ns, d.ideal_ns));
+  // Every CE-marked frame reaches a host's port (nothing of priority 3 is
+  // dropped), where this capture sits; a frame is marked once at most.
+  n.check(
+      id + ".ce_on_wire", tr(M("check.ce_on_wire")),
+      r.wire.ce == r.marked_left + r.marked_right && r.wire.ce == r.np_ecn_marked,
+      fmt::format("{} = {} + {} = {}", r.wire.ce, r.marked_left, r.marked_right, r.np_ecn_marked));
+  if (r.kind == Case::NoCnp || r.kind == Case::CnpIgnored) {
+    // Nothing slows the senders, so the queue grows as without ECN: past
+    // Kmax, where every ECT frame is marked, and on to XOFF = 2 Kmax.
+    const bool due = d.excess_bytes > d.ecn_xoff_bytes;
+    if (due) {
+      n.check(id + ".marks", tr(M("check.marks")), r.np_ecn_marked > 0,
+              fmt::format("{}", r.np_ecn_marked));
+      n.check(id + ".pauses", tr(M("check.pauses")), r.pause_frames > 0,
+              fmt::format("{}", r.pause_frames));
+    }
+    n.check(id + ".handled", tr(M("check.none_handled")), r.rp_cnp_handled == 0,
+            fmt::format("{}", r.rp_cnp_handled));
+    n.check(id + ".line_rate", tr(M("check.line_rate"), us(d.ideal_ns + 3 * kJitterNs)),
+            r.completion_ns <= d.ideal_ns + 3 * kJitterNs, fmt::format("{} ns", r.completion_ns));
+    n.check(id + ".queue_cap",
+            tr(M("check.queue_cap"), (d.ecn_xoff_bytes + d.headroom_bytes) / 1000),
+            r.max_queue_bytes <= d.ecn_xoff_bytes + d.headroom_bytes,
+            fmt::format("{}", r.max_queue_bytes));
+  }
+  if (r.kind == Case::NoCnp) {
+    n.check("no_cnp.no_cnp", tr(M("check.no_cnp")), r.np_cnp_sent == 0 && r.wire.cnps == 0,
+            fmt::format("{} / {}", r.np_cnp_sent, r.wire.cnps));
+    n.check("no_cnp.rate", tr(M("check.rate_line"), o.rate_gbps),
+            r.rp_present && r.lowest_rate_bps == static_cast<std::uint64_t>(d.rate_bps),
+            fmt::format("{}", r.lowest_rate_bps));
+    if (d.excess_bytes > d.ecn_xoff_bytes)
+      n.check("no_cnp.finding", tr(M("check.finding_ce")), r.wire.ce_without_cnp > 0,
+              fmt::format("{}", r.wire.ce_without_cnp));
+  } else if (r.kind == Case::CnpIgnored) {
+    if (d.excess_bytes > d.ecn_xoff_bytes)
+      n.check("cnp_ignored.cnps", tr(M("check.cnps_sent")), r.np_cnp_sent > 0,
+              fmt::format("{}", r.np_cnp_sent));
+    // Every CNP arrives (nothing dropped in any class) and is ignored.
+    n.check("cnp_ignored.ignored", tr(M("check.ignored")),
+            r.drops == 0 && r.rp_cnp_ignored == r.np_cnp_sent && r.wire.cnps == r.np_cnp_sent,
+            fmt::format("{} = {} = {}", r.rp_cnp_ignored, r.np_cnp_sent, r.wire.cnps));
+    n.check("cnp_ignored.no_rp", tr(M("check.no_rp")), !r.rp_present);
+  } else {
+    // The bottleneck's queue cannot reach Kmin: no mark there.
+    if (d.pfc_first_queue_bound < d.dcqcn.ecn.kmin_bytes)
+      n.check("pfc_first.no_bottleneck_mark",
+              tr(M("check.no_bottleneck_mark"), d.pfc_first_queue_bound, d.dcqcn.ecn.kmin_bytes),
+              r.marked_bottleneck == 0 && r.max_queue_bytes <= d.pfc_first_queue_bound,
+              fmt::format("{} / {}", r.marked_bottleneck, r.max_queue_bytes));
+    n.check("pfc_first.pause_first", tr(M("check.pause_first")),
+            r.first_pause_ns >= 0 && (r.first_mark_ns < 0 || r.first_pause_ns < r.first_mark_ns),
+            fmt::format("{} < {}", r.first_pause_ns, r.first_mark_ns));
+  }
+}
+
+void run_lab(lab::Narrator& n, const Options& o) {
+  lab::require_one_process(o.common);
+  if (o.common.backend == "verbs") throw verbs::UsageError(tr(M("needs_sim")));
+  if (o.size < 2 || o.size > 4u * 1024 * 1024) throw verbs::UsageError(tr(M("bad_size"), o.size));
+  Options so = o;
+  so.common.backend = "sim";
+  const Derived d = derive(so);
+  lab::CommonOptions qo = so.common;
+  qo.quiet = true;
+  qo.step = false;
+  qo.json = false;
+  lab::Narrator quiet(qo, "lab19");
+
+  n.step(tr(M("step.backend")));
+  n.result()["backend"] = "sim";
+  n.say(tr(M("why.fabric"), o.senders, o.senders + 2, o.rate_gbps, o.rate_gbps * (o.senders + 2)));
+  n.step(tr(M("step.derive")));
+  n.say(tr(M("why.derive"), o.senders, o.messages, o.size, us(d.ideal_ns),
+           d.dcqcn.ecn.kmin_bytes / 1000, d.dcqcn.ecn.kmax_bytes / 1000, d.ecn_xoff_bytes / 1000,
+           kLowXoffBytes / 1024, d.pfc_first_queue_bound, us(d.pause_ns), us(d.refresh_ns)));
+  n.result()["config"] = {{"senders", o.senders},
+                          {"size", o.size},
+                          {"messages", o.messages},
+                          {"rate_gbps", o.rate_gbps},
+                          {"isl_gbps", o.rate_gbps * (o.senders + 2)},
+                          {"mtu", kMtu},
+                          {"buffer_bytes", kBufferBytes},
+                          {"dcqcn_preset", "hpcc-dcqcn"},
+                          {"kmin_bytes", d.dcqcn.ecn.kmin_bytes},
+                          {"kmax_bytes", d.dcqcn.ecn.kmax_bytes},
+                          {"pmax", d.dcqcn.ecn.pmax},
+                          {"ecn_xoff_bytes", d.ecn_xoff_bytes},
+                          {"low_xoff_bytes", kLowXoffBytes},
+                          {"resume_offset_bytes", kResumeBytes},
+                          {"headroom_bytes", d.headroom_bytes},
+                          {"storm_after_ns", kStormAfterNs},
+                          {"victims_after_storm_ns", kVictimAfterNs},
+                          {"storm_run_ns", kStormRunNs}};
+  n.result()["derived"] = {{"ideal_ns", d.ideal_ns},
+                           {"victim_ideal_ns", d.victim_ideal_ns},
+                           {"victim_ideal_gbps", d.victim_ideal_gbps},
+                           {"excess_bytes", d.excess_bytes},
+                           {"pfc_first_queue_bound", d.pfc_first_queue_bound},
+                           {"pause_ns", d.pause_ns},
+                           {"refresh_ns", d.refresh_ns}};
+
+  std::vector<Case> cases;
+  for (const Case c : {Case::NoCnp, Case::CnpIgnored, Case::PfcFirst, Case::PfcStorm})
+    if (o.which == "all" || o.which == case_id(c)) cases.push_back(c);
+  nlohmann::json out = nlohmann::json::array();
+  bool first = true;
+  for (const Case c : cases) {
+    const CaseResult r = run_case(n, quiet, so, d, c, first);
+    first = false;
+    n.step(tr(M("step.evidence"), case_number(c)));
+    show_capture(n, r);
+    if (r.kind == Case::PfcStorm || r.complete) n.block(table(r, d, so));
+    check_case(n, so, d, r);
+    n.step(tr(M("step.reveal"), case_number(c), case_id(c)));
+    n.say(tr(c == Case::NoCnp        ? M("reveal.no_cnp")
+             : c == Case::CnpIgnored ? M("reveal.cnp_ignored")
+             : c == Case::PfcFirst   ? M("reveal.pfc_first")
+                                     : M("reveal.pfc_storm"),
+             kLowXoffBytes / 1024, d.dcqcn.ecn.kmin_bytes / 1000));
+    out.push_back(case_json(r));
+  }
+  n.result()["cases"] = out;
+  lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"))});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  const auto options = [&](CLI::App& app) {
+    app.add_option("--senders", o.senders, tr(M("opt.senders")))
+        ->check(CLI::Range(2u, 64u))
+        ->capture_default_str();
+    app.add_option("-s,--size", o.size, tr(M("opt.size")))->capture_default_str();
+    app.add_option("--messages", o.messages, tr(M("opt.messages")))
+        ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
+    app.add_option("--rate", o.rate_gbps, tr(M("opt.rate")))
+        ->check(CLI::Range(1.0, 400.0))
+        ->capture_default_str();
+    app.add_option("--case", o.which, tr(M("opt.case")))
+        ->check(CLI::IsMember({"no-cnp", "cnp-ignored", "pfc-first", "pfc-storm", "all"}))
+        ->capture_default_str();
+  };
+  return lab::run(argc, argv, "lab19", "lab19-ecn-misconfig", M("desc"), o.common, options,
+                  [&](lab::Narrator& n) { run_lab(n, o); });
+}
