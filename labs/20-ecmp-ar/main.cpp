@@ -721,7 +721,9 @@ nlohmann::json run_json(const RunResult& r) {
 }
 
 void check_run(lab::Narrator& n, const Derived& d, const RunResult& r) {
-  const std::string id = run_id(r.kind, r.q);
+  // Check ids are dotted words of [a-z0-9_]: qps_4.floor, ar_nic_off.naks.
+  std::string id = run_id(r.kind, r.q);
+  std::replace(id.begin(), id.end(), '-', '_');
   n.check(id + ".complete", tr(M("check.complete")), r.complete);
   if (!r.complete) return;
   // Nothing beats the busiest link: every run completes no earlier than
@@ -765,7 +767,7 @@ void check_run(lab::Narrator& n, const Derived& d, const RunResult& r) {
             fmt::format("{} / {}", r.naks, r.retransmitted));
   }
   if (r.kind == Kind::ArNicOff && r.out_of_sequence > 0)
-    n.check("ar-nic-off.naks", tr(M("check.naks")), r.naks > 0 && r.retransmitted > 0,
+    n.check("ar_nic_off.naks", tr(M("check.naks")), r.naks > 0 && r.retransmitted > 0,
             fmt::format("{} / {}", r.naks, r.retransmitted));
 }
 
