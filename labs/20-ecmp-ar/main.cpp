@@ -378,6 +378,9 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   sim.topology = spec;
   // Headers only: the payloads are thousands of identical frames.
   sim.snaplen = 128;
+  // At the receiving hosts' ports, in the order frames arrived: adaptive
+  // routing's reordering shows in the capture.
+  sim.fabric.capture_point = sim::CapturePoint::ReceiverPort;
   lab::CommonOptions co = o.common;
   co.capture = capture_of(o, run_id(kind, q));
   lab::Environment env = lab::open_environment(quiet, co, sim);

@@ -236,10 +236,11 @@ inline constexpr std::array kCatalog{
             "没有网卡的 AR 模式，乱序包导致了 NAK 和重传"},
     Message{"step.report", "look at the captures", "查看抓包"},
     Message{"why.report",
-            "each run wrote its capture (frame headers, at every port a frame left); rdmapcap "
-            "report draws each flow's rate and the out-of-order arrivals:",
-            "每次运行都写下了自己的抓包（帧头，在帧离开的每个端口）；rdmapcap report 画出每条"
-            "流的速率和乱序到达："},
+            "each run wrote its capture (frame headers, at the receiving hosts' ports, in the "
+            "order frames arrived); rdmapcap report draws each flow's rate and lists the "
+            "out-of-order arrivals, NAKs and resent PSNs:",
+            "每次运行都写下了自己的抓包（帧头，在接收主机的端口上，按帧到达的顺序）；"
+            "rdmapcap report 画出每条流的速率，并列出乱序到达、NAK 和重传的 PSN："},
     Message{"try.1", "--seed 2: another hash seed; which QP of B collides now?",
             "--seed 2：换一个哈希种子；现在是 B 的哪个 QP 发生冲突？"},
     Message{"try.2", "--run qps --qps-per-conn 16: how close to both links full?",

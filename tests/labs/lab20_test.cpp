@@ -25,7 +25,8 @@
 //     flow).
 //   - AR: both spines carry packets; completion >= T1 and < T2; with the
 //     NIC's AR mode, no NAK and no retransmission. Without it, out-of-order
-//     packets are sequence errors: NAKs and retransmissions.
+//     packets are sequence errors: NAKs and retransmissions. The captures
+//     (at the receiving ports) agree with the NICs' counters.
 //   - qps Q: 2Q QPs, m on the busiest spine; each QP carries 1/Q of its
 //     connection's bytes, tau = 4 x (335 + (256/Q - 2) x 333 + 334) ns on a
 //     link. Bound (a NIC sending its QPs side by side): the busiest spine
@@ -212,6 +213,32 @@ TEST_CASE("lab20 the runs against the derivations (2 x 4 x 1 MiB, 100 Gb/s)") {
     CHECK(c.at("ok").get<bool>());
   }
   const std::string stem = cap.substr(0, cap.rfind(".pcap"));
+  // The captures are taken at the receiving ports, in arrival order: what
+  // rdmapcap reads from the wire must agree with the NICs' counters (the
+  // packets the AR mode held arrived out of order; without it, every
+  // retransmission and NAK is on the wire).
+  const auto wire_totals = [&](const std::string& run_name) {
+    const auto sum = run({RDMAPCAP, "summary", "--json", stem + "-" + run_name + ".pcap"});
+    INFO(sum.out);
+    REQUIRE(sum.status >= 0);
+    REQUIRE(sum.status <= 1);
+    std::array<std::uint64_t, 3> t{};  // out of order, retransmitted, sequence-error NAKs
+    for (const auto& c : json::parse(sum.out).at("conversations"))
+      for (const auto& ch : c.at("channels")) {
+        t[0] += ch.at("out_of_order").get<std::uint64_t>();
+        t[1] += ch.at("retransmitted_packets").get<std::uint64_t>();
+        t[2] += ch.at("naks").at("psn_sequence").get<std::uint64_t>();
+      }
+    return t;
+  };
+  const auto ar_wire = wire_totals("ar");
+  CHECK(ar_wire[0] == ar.at("out_of_order_held").get<std::uint64_t>());
+  CHECK(ar_wire[1] == 0);
+  const auto off_wire = wire_totals("ar-nic-off");
+  CHECK(off_wire[1] == off.at("retransmitted_packets").get<std::uint64_t>());
+  CHECK(off_wire[2] == off.at("naks").get<std::uint64_t>());
+  const auto ecmp_wire = wire_totals("ecmp");
+  CHECK(ecmp_wire[0] == 0);  // one path: in order
   for (const std::string run_name : {"ecmp", "ar"}) {
     const std::string pcap = stem + "-" + run_name + ".pcap";
     const std::string html = stem + "-" + run_name + ".html";
