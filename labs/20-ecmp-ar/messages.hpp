@@ -186,14 +186,14 @@ inline constexpr std::array kCatalog{
             "its m QPs' frames back to back; random: the bound's average over random hashing "
             "(balls into bins: each QP on either spine with probability 1/2), and how likely "
             "the spines are balanced.",
-            "对每个 Q：leaf0 的哈希把 2Q 个 QP 中的多少个放到每台脊交换机上，以及负载最重的脊"
-            "交换机上的 m；每条上行链路传了多少个包；两个连接合计的吞吐（载荷 Gb/s；两条上行"
+            "对每个 Q：leaf0 的哈希把 2Q 个 QP 中的多少个放到每台脊交换机上，以及承载 QP 最多的"
+            "脊交换机上的 m；每条上行链路传了多少个包；两个连接合计的吞吐（载荷 Gb/s；两条上行"
             "链路全满时为一条链路的两倍）；推导值：由这次哈希结果，按每个发送端网卡逐个服务"
             "自己的 QP（本模拟网卡就是这样做的：A 和 B 的第 i 个 QP 同时发送，一条上行链路在"
             "排给它的最后一份数据发完时结束）得出；上界：同一哈希结果下，一台主机的所有 QP "
             "并行发送，最忙的脊交换机首尾相接地发送它那 m 个 QP 的帧；随机：上界在随机哈希下的"
-            "平均值（球入箱：每个 QP 以 1/2 的概率落在任一台脊交换机上），以及两台脊交换机负载"
-            "均衡的概率。"},
+            "平均值（球入箱：每个 QP 以 1/2 的概率落在任一台脊交换机上），以及两台脊交换机承载的"
+            "QP 数相等的概率。"},
     Message{"col.qps", "QPs per spine", "每台脊的 QP"},
     Message{"col.max", "max", "最多"},
     Message{"col.packets", "packets per spine", "每台脊的包"},
