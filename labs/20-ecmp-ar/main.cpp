@@ -839,6 +839,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
     std::vector<std::uint32_t> qs{1, 2, 4, 8};
     if (o.qps != 0) qs = {o.qps};
     std::vector<RunResult> rs;
+    rs.reserve(qs.size());
     for (const std::uint32_t q : qs) rs.push_back(one(Kind::Qps, q));
     n.step(tr(M("step.qps_table")));
     n.say(tr(M("why.qps_table")));
