@@ -22,7 +22,7 @@ inline constexpr std::array kCatalog{
             "（两台脊交换机都用上，包乱序到达，由网卡放回正确位置）；以及 NCCL 每个连接使用"
             "多个 QP 时如何分散到各台脊交换机。只在模拟器上运行：它需要交换机。"},
     Message{"opt.size", "bytes of each message (size x messages: at most 4194304)",
-            "每条消息的字节数（size × messages 至多 4194304）"},
+            "每条消息的字节数（它与消息条数的乘积至多 4194304）"},
     Message{"opt.messages", "messages each connection WRITEs (1 .. 64)",
             "每个连接执行 WRITE 的消息条数（1 .. 64）"},
     Message{"opt.rate", "rate of every link in Gb/s", "每条链路的速率，单位 Gb/s"},
