@@ -19,6 +19,7 @@
 #include "rdmalab/sim/topology.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/pause.hpp"
+#include "rdmalab/wire/udp_port.hpp"
 #include "sim_helpers.hpp"
 
 namespace {
@@ -520,6 +521,26 @@ TEST_CASE("ECMP keeps a flow on one spine: no reordering") {
   const std::uint64_t b = tp.uplink_packets(1);
   CHECK(a + b == 64);
   CHECK(a * b == 0);
+  // Fabric::ecmp_port evaluates the same hash: it names the uplink the flow
+  // took. Across 64 source ports of the same hosts the hash takes both
+  // uplinks (all 64 on one would have probability 2^-63 for a fair hash).
+  const wire::IpAddress& src = tp.topo.hosts[0]->config().ip;
+  const wire::IpAddress& dst = tp.topo.hosts[1]->config().ip;
+  const std::uint16_t sport = wire::udp_source_port(tp.flow.qs->qp_num(), tp.flow.qd->qp_num());
+  const auto predicted = tp.net.fabric.ecmp_port(tp.topo.switches[0], src, dst, sport);
+  REQUIRE(predicted.has_value());
+  CHECK(tp.uplink_packets(*predicted) == 64);
+  std::size_t on_port0 = 0;
+  for (std::uint16_t p = 0xC000; p < 0xC040; ++p)
+    on_port0 += tp.net.fabric.ecmp_port(tp.topo.switches[0], src, dst, p) == 0U ? 1U : 0U;
+  CHECK(on_port0 > 0);
+  CHECK(on_port0 < 64);
+  // A spine has one way down to leaf1; no host has 10.9.9.9.
+  CHECK(tp.net.fabric.ecmp_port(tp.topo.switches[2], src, dst, sport) == 1U);
+  CHECK_FALSE(
+      tp.net.fabric
+          .ecmp_port(tp.topo.switches[0], src, wire::IpAddress::from_v4({10, 9, 9, 9}), sport)
+          .has_value());
   std::uint32_t last = 0;
   bool in_order = true;
   for (const auto& p : simtest::read_capture(path))
@@ -586,6 +607,9 @@ TEST_CASE("adaptive routing sprays one flow over both spines; the message comple
   }
   CHECK(reordered);
   CHECK(naks == 0);
+  // Reordered: some packet arrived ahead of its turn and was held.
+  CHECK(tp.flow.qd->stats().out_of_order_held > 0);
+  CHECK(tp.flow.qd->stats().out_of_sequence_dropped == 0);
   CHECK(std::memcmp(tp.net.hosts[0]->buf.data(), rx.buf.data(), 64UL * 1024) == 0);
   std::remove(path.c_str());
 }

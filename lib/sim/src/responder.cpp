@@ -569,6 +569,7 @@ void QpImpl::ar_accept_early(std::size_t ahead, wire::Bytes bytes) {
   if (slot.empty()) {
     slot.assign(bytes.begin(), bytes.end());
     ++ar_held_count;
+    ++stats.out_of_order_held;
   }
   if (!ar_armed) arm_ar_timer();
 }

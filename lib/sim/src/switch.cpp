@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "engine.hpp"
@@ -79,13 +80,21 @@ std::uint64_t mix64(std::uint64_t x) noexcept {
 // The ECMP hash of a frame's 5-tuple (addresses, protocol, UDP ports), with
 // the switch's seed: two switches split the same flows differently, as
 // switches seeded apart do to avoid hash polarisation.
-std::uint64_t flow_hash(const std::uint8_t* f, const L3View& v, std::uint64_t seed) noexcept {
+// `src` and `dst` are the addresses as the IP header carries them (4 bytes
+// each for IPv4, 16 for IPv6).
+std::uint64_t tuple_hash(std::uint64_t seed, const std::uint8_t* src, const std::uint8_t* dst,
+                         std::size_t addr_len, std::uint8_t proto, std::uint16_t sport,
+                         std::uint16_t dport) noexcept {
   std::uint64_t h = seed;
-  const std::size_t addr = v.v4 ? v.ip + 12 : v.ip + 8;
-  const std::size_t len = v.v4 ? 8 : 32;
-  for (std::size_t i = 0; i < len; i += 4) h = mix64(h ^ wire::load_be32(f + addr + i));
-  h = mix64(h ^ (std::uint64_t{v.proto} << 32) ^ (std::uint64_t{v.sport} << 16) ^ v.dport);
-  return h;
+  for (std::size_t i = 0; i < addr_len; i += 4) h = mix64(h ^ wire::load_be32(src + i));
+  for (std::size_t i = 0; i < addr_len; i += 4) h = mix64(h ^ wire::load_be32(dst + i));
+  return mix64(h ^ (std::uint64_t{proto} << 32) ^ (std::uint64_t{sport} << 16) ^ dport);
+}
+
+std::uint64_t flow_hash(const std::uint8_t* f, const L3View& v, std::uint64_t seed) noexcept {
+  const std::size_t src = v.v4 ? v.ip + 12 : v.ip + 8;
+  const std::size_t len = v.v4 ? 4 : 16;
+  return tuple_hash(seed, f + src, f + src + len, len, v.proto, v.sport, v.dport);
 }
 
 // The probability RED marks a frame leaving a queue of q bytes.
@@ -295,6 +304,23 @@ void Engine::compute_routes() {
       dev_by_v6.emplace_back(a.bytes, d);
   }
   routes_ready = true;
+}
+
+std::optional<std::size_t> Fabric::ecmp_port(SwitchId sw, const wire::IpAddress& src,
+                                             const wire::IpAddress& dst, std::uint16_t sport,
+                                             std::uint16_t dport) {
+  Engine& e = *engine_;
+  const SwitchImpl& s = e.switches.at(sw.index);
+  if (!e.routes_ready) e.compute_routes();
+  const std::size_t off = dst.v4 ? 12 : 0;
+  const std::uint32_t dev = e.device_of_ip(dst.bytes.data() + off, dst.v4);
+  if (dev >= e.devices.size() || s.routes[dev].empty()) return std::nullopt;
+  const std::vector<std::uint32_t>& choice = s.routes[dev];
+  if (choice.size() == 1) return choice[0];
+  const std::size_t len = src.v4 ? 4 : 16;
+  const std::uint64_t h = tuple_hash(s.hash_seed, src.bytes.data() + off, dst.bytes.data() + off,
+                                     len, kProtoUdp, sport, dport);
+  return choice[h % choice.size()];
 }
 
 std::uint32_t Engine::device_of_ip(const std::uint8_t* ip, bool v4) const noexcept {

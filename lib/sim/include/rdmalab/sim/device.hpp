@@ -420,6 +420,11 @@ class QueuePair {
     std::uint64_t acks_sent = 0;
     std::uint64_t duplicates_received = 0;
     std::uint64_t out_of_sequence_dropped = 0;
+    /// Responder in adaptive-routing mode (Options::adaptive_routing):
+    /// request packets that arrived ahead of the expected PSN, inside the
+    /// window, and were held for their turn instead of NAKed (a copy of one
+    /// already held is not counted again).
+    std::uint64_t out_of_order_held = 0;
     std::uint64_t retries_exceeded = 0;  // transport retries spent: IBV_WC_RETRY_EXC_ERR
     // DCQCN, named as the mlx5 hardware counters (`ethtool -S`, `rdma
     // statistic`), here per QP:

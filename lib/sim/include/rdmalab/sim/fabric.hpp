@@ -289,6 +289,18 @@ class Fabric {
   [[nodiscard]] SwitchPortStats switch_port_stats(SwitchId sw, std::size_t port) const;
   /// The PFC counters of a host's port (zero for a host on no switch).
   [[nodiscard]] HostPortStats host_port_stats(const Device& host) const;
+  /// The egress port (numbered as switch_port_stats() numbers them) that
+  /// `sw` takes under Routing::Ecmp for a UDP datagram from `src` to `dst`
+  /// with these ports: the hash the switch applies to every such frame (a
+  /// RoCEv2 packet's destination port is 4791, its source port the QP's;
+  /// wire/udp_port.hpp). With one shortest-path port, that port; nullopt
+  /// when no host has `dst` or the switch has no route to it. `src` and
+  /// `dst` are both IPv4 or both IPv6. What adaptive routing would pick
+  /// depends on the queues of the moment: not this.
+  [[nodiscard]] std::optional<std::size_t> ecmp_port(SwitchId sw, const wire::IpAddress& src,
+                                                     const wire::IpAddress& dst,
+                                                     std::uint16_t sport,
+                                                     std::uint16_t dport = 4791);
   /// A second tap, on one switch port: every frame that arrives on the
   /// port (stamped when it is whole) and every frame that leaves it (stamped
   /// when its first bit goes), as a mirror of that cable both ways would
