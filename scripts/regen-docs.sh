@@ -11,8 +11,8 @@
 #      with --seed 1, rdmapcap draws its capture; docs/figures/labNN.zh.svg
 #      is the same capture drawn with --lang zh (Chinese labels, for
 #      docs/zh). The fabric labs (18 and on) write one capture per run and
-#      show each run's overview plot instead (rdmapcap plot):
-#      docs/figures/labNN-RUN-plot.svg and labNN-RUN-plot.zh.svg;
+#      show overview plots instead (rdmapcap plot): docs/figures/labNN-RUN-plot.svg
+#      and labNN-RUN-plot.zh.svg, for the runs whose plot a chapter shows;
 #   4. in docs/zh, the rdmapcap (and lab) output excerpts: the Chinese output
 #      of the lines the English chapter shows (scripts/regen-zh-excerpts.py);
 #   5. docs/{en,zh}/img/report-congestion.png, the screenshot of rdmapcap
@@ -105,8 +105,13 @@ for dir in labs/[0-9][0-9]-*/; do
   for pcap in "$work/$name".pcap "$work/$name"-*.pcap; do
     [[ -f $pcap ]] || continue
     # The fabric labs (18 and on) show their captures' overview plot: every
-    # requester's rate on one scale, CE marks, CNPs and pauses.
+    # requester's rate on one scale, CE marks, CNPs and pauses. Only the plots
+    # a chapter shows are drawn (a lab may write more captures than its
+    # chapter needs pictures of).
     if ((10#${topic:0:2} >= 18)); then
+      if ! grep -q "figures/$(basename "$pcap" .pcap)-plot.svg" docs/en/*.md; then
+        continue
+      fi
       for lang in en zh; do
         suffix=-plot.svg
         [[ $lang == en ]] || suffix=-plot.$lang.svg
