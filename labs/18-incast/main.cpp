@@ -32,6 +32,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/fabric_host.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/sim/topology.hpp"
@@ -204,71 +205,6 @@ struct RunResult {
   std::uint64_t rate_samples = 0;
 };
 
-// ns as us, for the tables.
-double us(sim::Time ns) {
-  return static_cast<double>(ns) / 1000.0;
-}
-
-double percentile(std::vector<sim::Time> v, double p) {
-  std::sort(v.begin(), v.end());
-  // Nearest rank: the smallest value with at least p of the samples at or
-  // under it.
-  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-  rank = std::clamp<std::size_t>(rank, 1, v.size());
-  return static_cast<double>(v[rank - 1]) / 1000.0;
-}
-
-// Opens a host's device, PD, an MR of `buffer` bytes and a CQ, narrating
-// each verb (to `n`, which may be a quiet narrator).
-void open_host(lab::Narrator& n, lab::Environment& env, lab::Endpoint& e, const std::string& device,
-               std::size_t buffer, int cqe, const lab::CommonOptions& o) {
-  e.ctx = env.backend->open(device);
-  n.call(e.role, fmt::format("ibv_open_device({})", e.ctx->info().name), {});
-  lab::choose_gid(n, e, o);
-  e.pd = e.ctx->alloc_pd();
-  n.call(e.role, "ibv_alloc_pd(ctx)", {});
-  e.storage.assign((buffer + 7) / 8, 0);
-  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  e.mr = e.pd->reg_mr(e.buf(), buffer, access);
-  n.call(e.role,
-         fmt::format("ibv_reg_mr(pd, buf, {}, IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE)",
-                     buffer),
-         fmt::format("lkey {}  rkey {}", lab::hex(e.mr->lkey(), 8), lab::hex(e.mr->rkey(), 8)));
-  e.cq = e.ctx->create_cq(cqe);
-  n.call(e.role, fmt::format("ibv_create_cq(ctx, cqe={})", cqe), {});
-}
-
-// A QP on `base`'s PD and CQ (base may be e itself).
-void add_qp(lab::Narrator& n, lab::Endpoint& base, lab::Endpoint& e, std::uint32_t depth) {
-  e.gid_index = base.gid_index;
-  e.gid = base.gid;
-  verbs::QpInitAttrs init;
-  init.send_cq = base.cq.get();
-  init.recv_cq = base.cq.get();
-  init.max_send_wr = depth;
-  init.max_recv_wr = 1;
-  e.qp = base.pd->create_qp(init);
-  n.call(e.role, fmt::format("ibv_create_qp(pd, IBV_QPT_RC, max_send_wr={}, max_recv_wr=1)", depth),
-         fmt::format("qp_num {}", lab::hex(e.qp->qpn(), 6)));
-}
-
-// A signalled WRITE of `size` bytes from the start of `from`'s buffer to
-// `remote` in `to`'s MR.
-void post_write(lab::Endpoint& from, const lab::Endpoint& to, std::uint64_t remote,
-                std::uint32_t size, std::uint64_t wr_id) {
-  ibv_sge sge = from.sge(0, size);
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(to.mr->addr()) + remote;
-  wr.wr.rdma.rkey = to.mr->rkey();
-  ibv_send_wr* bad = nullptr;
-  verbs::check_rc(from.qp->post_send(&wr, &bad), "ibv_post_send");
-}
-
 void fill(lab::Endpoint& e, std::uint32_t seed) {
   std::uint8_t* b = e.buf();
   for (std::size_t i = 0; i < e.size(); ++i)
@@ -332,25 +268,25 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   say.step(tr(M("step.resources")));
   say.say(tr(M("why.resources"), N, N + 2, o.size));
   rx[0].role = tr(M("receiver"));
-  open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
+  lab::open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
   for (std::uint32_t i = 0; i < N; ++i) {
     lab::Narrator& w = i == 0 ? say : quiet;
     tx[i].role = tr(M("sender"), i);
     rx[i].role = tr(M("receiver_qp"), i);
-    open_host(w, env, tx[i], dev(i), o.size, cqe, co);
-    add_qp(w, tx[i], tx[i], depth);
-    add_qp(w, rx[0], rx[i], depth);
+    lab::open_host(w, env, tx[i], dev(i), o.size, cqe, co);
+    lab::add_qp(w, tx[i], tx[i], depth, 1);
+    lab::add_qp(w, rx[0], rx[i], depth, 1);
     fill(tx[i], i + 1);
   }
   vtx.role = tr(M("victim"));
   vrx.role = tr(M("victim_rx"));
   wtx.role = tr(M("other"));
   wrx.role = tr(M("other_rx"));
-  open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
-  open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
-  open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
-  open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
-  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) add_qp(quiet, *e, *e, depth);
+  lab::open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
+  lab::open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
+  lab::open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
+  lab::open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
+  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) lab::add_qp(quiet, *e, *e, depth, 1);
   fill(vtx, 101);
   fill(wtx, 102);
   say.say(tr(M("why.others"), N - 1, dev(N), dev(N + 3), dev(N + 1), dev(N + 4)));
@@ -398,9 +334,9 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   });
   for (std::uint32_t m = 0; m < o.messages; ++m) {
     for (std::uint32_t i = 0; i < N; ++i)
-      post_write(tx[i], rx[0], std::uint64_t{i} * o.size, o.size, m + 1);
-    post_write(vtx, vrx, 0, o.size, m + 1);
-    post_write(wtx, wrx, 0, o.size, m + 1);
+      lab::post_write(tx[i], rx[0], std::uint64_t{i} * o.size, o.size, m + 1);
+    lab::post_write(vtx, vrx, 0, o.size, m + 1);
+    lab::post_write(wtx, wrx, 0, o.size, m + 1);
   }
   n.call(tr(M("every_sender")),
          fmt::format("ibv_post_send(qp, {} x {{RDMA_WRITE, length {}, IBV_SEND_SIGNALED}})",
@@ -471,8 +407,8 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   r.completion_ns = *std::max_element(fct.begin(), fct.end());
   r.goodput_gbps = static_cast<double>(std::uint64_t{N} * o.messages * o.size * 8) /
                    static_cast<double>(r.completion_ns);
-  r.fct_median_us = percentile(fct, 0.5);
-  r.fct_p99_us = percentile(fct, 0.99);
+  r.fct_median_us = lab::percentile_us(fct, 0.5);
+  r.fct_p99_us = lab::percentile_us(fct, 0.99);
   const double flow_bits = static_cast<double>(std::uint64_t{o.messages} * o.size * 8);
   r.victim_gbps = flow_bits / static_cast<double>(flows[N].last());
   r.other_victim_gbps = flow_bits / static_cast<double>(flows[N + 1].last());
@@ -514,14 +450,15 @@ std::string table(const RunResult& r, const Derived& d) {
     t += fmt::format(" {:<36} {}\n", name, value);
   };
   row(tr(M("row.goodput")), tr(M("val.goodput"), r.goodput_gbps, d.ideal_goodput_gbps));
-  row(tr(M("row.completion")), tr(M("val.completion"), us(r.completion_ns), us(d.ideal_ns)));
+  row(tr(M("row.completion")),
+      tr(M("val.completion"), lab::to_us(r.completion_ns), lab::to_us(d.ideal_ns)));
   row(tr(M("row.fct")), fmt::format("{:.1f} / {:.1f} µs", r.fct_median_us, r.fct_p99_us));
   row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
   row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
-  row(tr(M("row.paused")), fmt::format("{:.1f} µs", us(r.paused_ns)));
+  row(tr(M("row.paused")), fmt::format("{:.1f} µs", lab::to_us(r.paused_ns)));
   row(tr(M("row.ecn")), fmt::format("{}", r.ecn_marked));
   row(tr(M("row.cnp")), fmt::format("{} / {}", r.np_cnp_sent, r.rp_cnp_handled));
-  row(tr(M("row.queue")), tr(M("val.queue"), r.max_queue_bytes, us(r.max_queue_at_ns)));
+  row(tr(M("row.queue")), tr(M("val.queue"), r.max_queue_bytes, lab::to_us(r.max_queue_at_ns)));
   row(tr(M("row.retx")), tr(M("val.retx"), r.retransmitted, r.naks, r.timeouts));
   row(tr(M("row.victim")), fmt::format("{:.2f} Gb/s", r.victim_gbps));
   row(tr(M("row.other")), fmt::format("{:.2f} Gb/s", r.other_victim_gbps));
@@ -572,7 +509,8 @@ void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunRe
   n.check(id + ".complete", tr(M("check.complete")), r.complete);
   if (!r.complete) return;
   // No run beats the ideal: the bottleneck sends at most at its rate.
-  n.check(id + ".ideal", tr(M("check.ideal"), us(d.ideal_ns)), r.completion_ns >= d.ideal_ns,
+  n.check(id + ".ideal", tr(M("check.ideal"), lab::to_us(d.ideal_ns)),
+          r.completion_ns >= d.ideal_ns,
           fmt::format("{} ns >= {} ns", r.completion_ns, d.ideal_ns));
   // A victim that nothing slows takes its own ideal time, the same sum
   // for its messages alone: 5% for the jitter and its frames meeting the
@@ -603,7 +541,7 @@ void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunRe
     // The bottleneck never idles (an XON leaves while the queue still holds
     // XOFF - resume, 9 us of sending at 100 Gb/s, and arrives in about 1 us):
     // the ideal, plus the jitter of the three host links on the way.
-    n.check("pfc.line_rate", tr(M("check.line_rate"), us(d.ideal_ns + 3 * kJitterNs)),
+    n.check("pfc.line_rate", tr(M("check.line_rate"), lab::to_us(d.ideal_ns + 3 * kJitterNs)),
             r.completion_ns <= d.ideal_ns + 3 * kJitterNs, fmt::format("{} ns", r.completion_ns));
     n.check("pfc.queue_cap", tr(M("check.pfc_queue"), (kXoffBytes + d.headroom_bytes) / 1024),
             r.max_queue_bytes <= kXoffBytes + d.headroom_bytes,
@@ -640,8 +578,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.say(tr(M("why.fabric"), o.senders, o.senders + 2, o.rate_gbps, o.rate_gbps * (o.senders + 2)));
   n.step(tr(M("step.derive")));
   n.say(tr(M("why.derive"), o.senders, o.messages, o.size, d.packets_per_message,
-           us(d.message_ser_ns), us(d.ideal_ns), d.ideal_goodput_gbps, d.payload_gbps,
-           d.fair_share_gbps, d.victim_bound_gbps));
+           lab::to_us(d.message_ser_ns), lab::to_us(d.ideal_ns), d.ideal_goodput_gbps,
+           d.payload_gbps, d.fair_share_gbps, d.victim_bound_gbps));
   nlohmann::json cfg{{"senders", o.senders},
                      {"size", o.size},
                      {"messages", o.messages},

@@ -33,6 +33,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/fabric_host.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
@@ -236,56 +237,6 @@ struct CaseResult {
   CaptureFacts wire;
 };
 
-double us(sim::Time ns) {
-  return static_cast<double>(ns) / 1000.0;
-}
-
-void open_host(lab::Narrator& n, lab::Environment& env, lab::Endpoint& e, const std::string& device,
-               std::size_t buffer, int cqe, const lab::CommonOptions& o) {
-  e.ctx = env.backend->open(device);
-  n.call(e.role, fmt::format("ibv_open_device({})", e.ctx->info().name), {});
-  lab::choose_gid(n, e, o);
-  e.pd = e.ctx->alloc_pd();
-  n.call(e.role, "ibv_alloc_pd(ctx)", {});
-  e.storage.assign((buffer + 7) / 8, 0);
-  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  e.mr = e.pd->reg_mr(e.buf(), buffer, access);
-  n.call(e.role,
-         fmt::format("ibv_reg_mr(pd, buf, {}, IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE)",
-                     buffer),
-         fmt::format("lkey {}  rkey {}", lab::hex(e.mr->lkey(), 8), lab::hex(e.mr->rkey(), 8)));
-  e.cq = e.ctx->create_cq(cqe);
-  n.call(e.role, fmt::format("ibv_create_cq(ctx, cqe={})", cqe), {});
-}
-
-void add_qp(lab::Narrator& n, lab::Endpoint& base, lab::Endpoint& e, std::uint32_t depth) {
-  e.gid_index = base.gid_index;
-  e.gid = base.gid;
-  verbs::QpInitAttrs init;
-  init.send_cq = base.cq.get();
-  init.recv_cq = base.cq.get();
-  init.max_send_wr = depth;
-  init.max_recv_wr = 1;
-  e.qp = base.pd->create_qp(init);
-  n.call(e.role, fmt::format("ibv_create_qp(pd, IBV_QPT_RC, max_send_wr={}, max_recv_wr=1)", depth),
-         fmt::format("qp_num {}", lab::hex(e.qp->qpn(), 6)));
-}
-
-void post_write(lab::Endpoint& from, const lab::Endpoint& to, std::uint64_t remote,
-                std::uint32_t size, std::uint64_t wr_id) {
-  ibv_sge sge = from.sge(0, size);
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(to.mr->addr()) + remote;
-  wr.wr.rdma.rkey = to.mr->rkey();
-  ibv_send_wr* bad = nullptr;
-  verbs::check_rc(from.qp->post_send(&wr, &bad), "ibv_post_send");
-}
-
 void fill(lab::Endpoint& e, std::uint32_t seed) {
   std::uint8_t* b = e.buf();
   for (std::size_t i = 0; i < e.size(); ++i)
@@ -421,25 +372,25 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   say.step(tr(M("step.resources")));
   say.say(tr(M("why.resources"), N, N + 2, o.size));
   rx[0].role = tr(M("receiver"));
-  open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
+  lab::open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
   for (std::uint32_t i = 0; i < N; ++i) {
     lab::Narrator& w = i == 0 ? say : quiet;
     tx[i].role = tr(M("sender"), i);
     rx[i].role = tr(M("receiver_qp"), i);
-    open_host(w, env, tx[i], dev(i), o.size, cqe, co);
-    add_qp(w, tx[i], tx[i], depth);
-    add_qp(w, rx[0], rx[i], depth);
+    lab::open_host(w, env, tx[i], dev(i), o.size, cqe, co);
+    lab::add_qp(w, tx[i], tx[i], depth, 1);
+    lab::add_qp(w, rx[0], rx[i], depth, 1);
     fill(tx[i], i + 1);
   }
   vtx.role = tr(M("victim"));
   vrx.role = tr(M("victim_rx"));
   wtx.role = tr(M("other"));
   wrx.role = tr(M("other_rx"));
-  open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
-  open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
-  open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
-  open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
-  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) add_qp(quiet, *e, *e, depth);
+  lab::open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
+  lab::open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
+  lab::open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
+  lab::open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
+  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) lab::add_qp(quiet, *e, *e, depth, 1);
   fill(vtx, 101);
   fill(wtx, 102);
   say.say(tr(M("why.others"), N - 1, dev(N), dev(N + 3), dev(N + 1), dev(N + 4)));
@@ -487,13 +438,13 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   });
   for (std::uint32_t m = 0; m < o.messages; ++m)
     for (std::uint32_t i = 0; i < N; ++i)
-      post_write(tx[i], rx[0], std::uint64_t{i} * o.size, o.size, m + 1);
+      lab::post_write(tx[i], rx[0], std::uint64_t{i} * o.size, o.size, m + 1);
   const bool storm = kind == Case::PfcStorm;
   sim::Time victims_at = t0;
   const auto post_victims = [&] {
     for (std::uint32_t m = 0; m < o.messages; ++m) {
-      post_write(vtx, vrx, 0, o.size, m + 1);
-      post_write(wtx, wrx, 0, o.size, m + 1);
+      lab::post_write(vtx, vrx, 0, o.size, m + 1);
+      lab::post_write(wtx, wrx, 0, o.size, m + 1);
     }
   };
   if (!storm) post_victims();
@@ -665,10 +616,11 @@ std::string table(const CaseResult& r, const Derived& d, const Options& o) {
     t += fmt::format(" {:<46} {}\n", name, value);
   };
   if (r.kind != Case::PfcStorm) {
-    row(tr(M("row.completion")), tr(M("val.completion"), us(r.completion_ns), us(d.ideal_ns)));
+    row(tr(M("row.completion")),
+        tr(M("val.completion"), lab::to_us(r.completion_ns), lab::to_us(d.ideal_ns)));
     row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
     row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
-    row(tr(M("row.paused")), fmt::format("{:.1f} µs", us(r.paused_ns)));
+    row(tr(M("row.paused")), fmt::format("{:.1f} µs", lab::to_us(r.paused_ns)));
     row(tr(M("row.ecn")), tr(M("val.ecn"), r.marked_left, r.marked_right, r.marked_bottleneck));
     row(tr(M("row.np_marked")), fmt::format("{}", r.np_ecn_marked));
     row(tr(M("row.cnp")),
@@ -676,13 +628,15 @@ std::string table(const CaseResult& r, const Derived& d, const Options& o) {
     row(tr(M("row.queue")), tr(M("val.bytes"), r.max_queue_bytes));
     row(tr(M("row.rates")), rate_text(r, o.rate_gbps));
     if (r.kind == Case::PfcFirst)
-      row(tr(M("row.first")), r.first_mark_ns < 0
-                                  ? tr(M("val.first_nomark"), us(r.first_pause_ns))
-                                  : tr(M("val.first"), us(r.first_pause_ns), us(r.first_mark_ns)));
+      row(tr(M("row.first")),
+          r.first_mark_ns < 0
+              ? tr(M("val.first_nomark"), lab::to_us(r.first_pause_ns))
+              : tr(M("val.first"), lab::to_us(r.first_pause_ns), lab::to_us(r.first_mark_ns)));
   } else {
     row(tr(M("row.storm_xoff")), fmt::format("{}", r.storm_xoff));
-    row(tr(M("row.storm_paused")), fmt::format("{:.1f} ms", us(r.storm_paused_ns) / 1000.0));
-    row(tr(M("row.isl_paused")), fmt::format("{:.1f} ms", us(r.isl_paused_ns) / 1000.0));
+    row(tr(M("row.storm_paused")),
+        fmt::format("{:.1f} ms", lab::to_us(r.storm_paused_ns) / 1000.0));
+    row(tr(M("row.isl_paused")), fmt::format("{:.1f} ms", lab::to_us(r.isl_paused_ns) / 1000.0));
     row(tr(M("row.senders_paused")), fmt::format("{} / {}", r.senders_paused, o.senders));
     row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
     row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
@@ -771,7 +725,8 @@ void check_case(lab::Narrator& n, const Options& o, const Derived& d, const Case
   }
   n.check(id + ".complete", tr(M("check.complete")), r.complete);
   if (!r.complete) return;
-  n.check(id + ".ideal", tr(M("check.ideal"), us(d.ideal_ns)), r.completion_ns >= d.ideal_ns,
+  n.check(id + ".ideal", tr(M("check.ideal"), lab::to_us(d.ideal_ns)),
+          r.completion_ns >= d.ideal_ns,
           fmt::format("{} ns >= {} ns", r.completion_ns, d.ideal_ns));
   // Every CE-marked frame reaches a host's port (nothing of priority 3 is
   // dropped), where this capture sits; a frame is marked once at most.
@@ -791,7 +746,7 @@ void check_case(lab::Narrator& n, const Options& o, const Derived& d, const Case
     }
     n.check(id + ".handled", tr(M("check.none_handled")), r.rp_cnp_handled == 0,
             fmt::format("{}", r.rp_cnp_handled));
-    n.check(id + ".line_rate", tr(M("check.line_rate"), us(d.ideal_ns + 3 * kJitterNs)),
+    n.check(id + ".line_rate", tr(M("check.line_rate"), lab::to_us(d.ideal_ns + 3 * kJitterNs)),
             r.completion_ns <= d.ideal_ns + 3 * kJitterNs, fmt::format("{} ns", r.completion_ns));
     n.check(id + ".queue_cap",
             tr(M("check.queue_cap"), (d.ecn_xoff_bytes + d.headroom_bytes) / 1000),
@@ -846,9 +801,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.result()["backend"] = "sim";
   n.say(tr(M("why.fabric"), o.senders, o.senders + 2, o.rate_gbps, o.rate_gbps * (o.senders + 2)));
   n.step(tr(M("step.derive")));
-  n.say(tr(M("why.derive"), o.senders, o.messages, o.size, us(d.ideal_ns),
+  n.say(tr(M("why.derive"), o.senders, o.messages, o.size, lab::to_us(d.ideal_ns),
            d.dcqcn.ecn.kmin_bytes / 1000, d.dcqcn.ecn.kmax_bytes / 1000, d.ecn_xoff_bytes / 1000,
-           kLowXoffBytes / 1024, d.pfc_first_queue_bound, us(d.pause_ns), us(d.refresh_ns)));
+           kLowXoffBytes / 1024, d.pfc_first_queue_bound, lab::to_us(d.pause_ns),
+           lab::to_us(d.refresh_ns)));
   n.result()["config"] = {{"senders", o.senders},
                           {"size", o.size},
                           {"messages", o.messages},

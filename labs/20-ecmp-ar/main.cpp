@@ -37,6 +37,7 @@
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/fabric_host.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/sim/topology.hpp"
@@ -231,47 +232,6 @@ Expectation balls_into_bins(std::uint32_t n, std::uint32_t q, const QpLoad& qp, 
   return e;
 }
 
-// ns as us, for the tables.
-double us(sim::Time ns) {
-  return static_cast<double>(ns) / 1000.0;
-}
-
-// Opens a host's device, PD, an MR of `buffer` bytes and a CQ, narrating
-// each verb (to `n`, which may be a quiet narrator).
-void open_host(lab::Narrator& n, lab::Environment& env, lab::Endpoint& e, const std::string& device,
-               std::size_t buffer, int cqe, const lab::CommonOptions& o) {
-  e.ctx = env.backend->open(device);
-  n.call(e.role, fmt::format("ibv_open_device({})", e.ctx->info().name), {});
-  lab::choose_gid(n, e, o);
-  e.pd = e.ctx->alloc_pd();
-  n.call(e.role, "ibv_alloc_pd(ctx)", {});
-  e.storage.assign((buffer + 7) / 8, 0);
-  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-  e.mr = e.pd->reg_mr(e.buf(), buffer, access);
-  n.call(e.role,
-         fmt::format("ibv_reg_mr(pd, buf, {}, IBV_ACCESS_LOCAL_WRITE|IBV_ACCESS_REMOTE_WRITE)",
-                     buffer),
-         fmt::format("lkey {}  rkey {}", lab::hex(e.mr->lkey(), 8), lab::hex(e.mr->rkey(), 8)));
-  e.cq = e.ctx->create_cq(cqe);
-  n.call(e.role, fmt::format("ibv_create_cq(ctx, cqe={})", cqe), {});
-}
-
-// A QP on `base`'s PD and CQ.
-void add_qp(lab::Narrator& n, lab::Endpoint& base, lab::Endpoint& e, std::uint32_t depth) {
-  e.role = base.role;
-  e.gid_index = base.gid_index;
-  e.gid = base.gid;
-  verbs::QpInitAttrs init;
-  init.send_cq = base.cq.get();
-  init.recv_cq = base.cq.get();
-  init.max_send_wr = depth;
-  init.max_recv_wr = depth;
-  e.qp = base.pd->create_qp(init);
-  n.call(e.role,
-         fmt::format("ibv_create_qp(pd, IBV_QPT_RC, max_send_wr={0}, max_recv_wr={0})", depth),
-         fmt::format("qp_num {}", lab::hex(e.qp->qpn(), 6)));
-}
-
 void fill(lab::Endpoint& e, std::uint32_t seed) {
   std::uint8_t* b = e.buf();
   for (std::size_t i = 0; i < e.size(); ++i)
@@ -410,8 +370,8 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
     lab::Narrator& w = c == 0 ? say : quiet;
     k.tx.role = tr(M("sender"), c == 0 ? "A" : "B");
     k.rx.role = tr(M("receiver"), c == 0 ? "A" : "B");
-    open_host(w, env, k.tx, dev[c], d.flow_bytes, cqe, co);
-    open_host(w, env, k.rx, dev[c + 2], d.flow_bytes, cqe, co);
+    lab::open_host(w, env, k.tx, dev[c], d.flow_bytes, cqe, co);
+    lab::open_host(w, env, k.rx, dev[c + 2], d.flow_bytes, cqe, co);
     fill(k.tx, static_cast<std::uint32_t>(c + 1));
   }
   const auto ip = [&](const lab::Endpoint& e) {
@@ -424,8 +384,10 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   };
   const auto add_pair = [&](std::size_t c, lab::Narrator& w) {
     Conn& k = conns[c];
-    add_qp(w, k.tx, k.txq.emplace_back(), depth);
-    add_qp(w, k.rx, k.rxq.emplace_back(), depth);
+    k.txq.emplace_back().role = k.tx.role;
+    lab::add_qp(w, k.tx, k.txq.back(), depth, depth);
+    k.rxq.emplace_back().role = k.rx.role;
+    lab::add_qp(w, k.rx, k.rxq.back(), depth, depth);
     const std::uint16_t sport =
         wire::udp_source_port(k.txq.back().qp->qpn(), k.rxq.back().qp->qpn());
     k.sport.push_back(sport);
@@ -656,8 +618,8 @@ std::string table(const RunResult& r, const Derived& d) {
   };
   const double expect = r.kind == Kind::Ecmp ? d.collision_gbps : d.alone_gbps;
   row(tr(M("row.goodput")), tr(M("val.goodput"), r.conn_gbps[0], r.conn_gbps[1], expect));
-  row(tr(M("row.completion")), tr(M("val.completion"), us(r.completion_ns),
-                                  us(r.kind == Kind::Ecmp ? d.collision_ns : d.alone_ns)));
+  row(tr(M("row.completion")), tr(M("val.completion"), lab::to_us(r.completion_ns),
+                                  lab::to_us(r.kind == Kind::Ecmp ? d.collision_ns : d.alone_ns)));
   for (std::size_t s = 0; s < kSpines; ++s) {
     const SpineLoad& sl = r.spines[s];
     row(tr(M("row.spine"), s), tr(M("val.spine"), sl.packets, static_cast<double>(sl.bytes) / 1e6,
@@ -732,7 +694,8 @@ void check_run(lab::Narrator& n, const Derived& d, const RunResult& r) {
   // Nothing beats the busiest link: every run completes no earlier than
   // the derivation from its hash outcome (for AR: one flow alone).
   if (r.kind != Kind::ArNicOff)
-    n.check(id + ".floor", tr(M("check.floor"), us(r.derived_ns)), r.completion_ns >= r.derived_ns,
+    n.check(id + ".floor", tr(M("check.floor"), lab::to_us(r.derived_ns)),
+            r.completion_ns >= r.derived_ns,
             fmt::format("{} ns >= {} ns", r.completion_ns, r.derived_ns));
   if (r.kind == Kind::Ecmp || r.kind == Kind::Qps) {
     // ECMP: every packet of a QP takes the uplink its hash names.
@@ -751,7 +714,7 @@ void check_run(lab::Narrator& n, const Derived& d, const RunResult& r) {
     // sends to the same receiver can congest leaf1's port to it, which the
     // derivation leaves out: only its floor holds (chapter 28).
     if (r.q == 1)
-      n.check(id + ".tight", tr(M("check.tight"), us(r.derived_ns + 4 * kJitterNs)),
+      n.check(id + ".tight", tr(M("check.tight"), lab::to_us(r.derived_ns + 4 * kJitterNs)),
               r.completion_ns <= r.derived_ns + 4 * kJitterNs,
               fmt::format("{} ns", r.completion_ns));
   }
@@ -764,7 +727,7 @@ void check_run(lab::Narrator& n, const Derived& d, const RunResult& r) {
     n.check("ar.both_spines", tr(M("check.both_spines")),
             r.spines[0].packets > 0 && r.spines[1].packets > 0,
             fmt::format("{} / {}", r.spines[0].packets, r.spines[1].packets));
-    n.check("ar.beats_collision", tr(M("check.beats_collision"), us(d.collision_ns)),
+    n.check("ar.beats_collision", tr(M("check.beats_collision"), lab::to_us(d.collision_ns)),
             r.completion_ns < d.collision_ns, fmt::format("{} ns", r.completion_ns));
     n.check("ar.placed", tr(M("check.placed")), r.naks == 0 && r.retransmitted == 0,
             fmt::format("{} / {}", r.naks, r.retransmitted));
@@ -792,8 +755,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.result()["backend"] = "sim";
   n.say(tr(M("why.fabric"), o.rate_gbps));
   n.step(tr(M("step.derive")));
-  n.say(tr(M("why.derive"), o.messages, o.size, d.flow.packets, us(d.flow.busy_ns), us(d.alone_ns),
-           d.alone_gbps, us(d.collision_ns), d.collision_gbps, d.payload_gbps, d.queue_cap_bytes));
+  n.say(tr(M("why.derive"), o.messages, o.size, d.flow.packets, lab::to_us(d.flow.busy_ns),
+           lab::to_us(d.alone_ns), d.alone_gbps, lab::to_us(d.collision_ns), d.collision_gbps,
+           d.payload_gbps, d.queue_cap_bytes));
   n.result()["config"] = {{"size", o.size},
                           {"messages", o.messages},
                           {"rate_gbps", o.rate_gbps},
