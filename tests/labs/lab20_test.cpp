@@ -72,25 +72,9 @@ const json& find_run(const json& j, const std::string& name) {
 }  // namespace
 
 TEST_CASE("lab20 golden: transcripts in English and Chinese") {
+  // One capture per run, next to --capture: compare_golden masks their stem.
   for (const std::string lang : {"en", "zh"}) {
-    // The lab writes one capture per run next to --capture: mask the
-    // temporary folder as the default path would read.
-    const std::string cap = tmp_capture("lab20_" + lang);
-    const auto r = run(
-        {LAB_lab20_ecmp_ar, "--lang", lang, "--backend", "sim", "--seed", "1", "--capture", cap});
-    REQUIRE(r.status == 0);
-    std::string text = mask_addresses(r.out);
-    const std::string stem = cap.substr(0, cap.rfind(".pcap"));
-    for (std::size_t at; (at = text.find(stem)) != std::string::npos;)
-      text.replace(at, stem.size(), "captures/lab20");
-    const fs::path golden = fs::path(RDMALAB_GOLDEN_DIR) / ("lab20." + lang + ".txt");
-    if (const char* regen = std::getenv("RDMALAB_REGEN_GOLDEN");
-        regen != nullptr && *regen == '1') {
-      std::ofstream(golden) << text;
-      continue;
-    }
-    REQUIRE_MESSAGE(fs::exists(golden), "missing " << golden << ": run scripts/regen-golden.sh");
-    CHECK(text == read_file(golden));
+    compare_golden(LAB_lab20_ecmp_ar, "lab20", {}, lang);
   }
 }
 
