@@ -413,6 +413,15 @@ void svg_open(std::string& out, std::string_view attrs, int width, int height) {
       attrs, width, height, width, height);
 }
 
+/// The highest rate of a channel's bins, in bits per second.
+double peak_bps(const dissect::ChannelSummary& s) {
+  const double bin = static_cast<double>(std::max<std::int64_t>(1, s.rate_bin_ns));
+  double peak = 0;
+  for (const std::uint64_t b : s.rate_bytes)
+    peak = std::max(peak, static_cast<double>(b) * 8e9 / bin);
+  return peak;
+}
+
 constexpr const char* kRateColor = "#4a78c0";
 constexpr const char* kCeColor = "#d07000";
 constexpr const char* kCnpColor = "#c00000";
@@ -467,10 +476,7 @@ void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::
                        ch.ce_ns.size(), ch.cnp_ns.size()),
            width, height);
   // Rate: request frame bits per bin, as the summary measured them.
-  double peak = 0;
-  const double bin = static_cast<double>(std::max<std::int64_t>(1, s.rate_bin_ns));
-  for (const std::uint64_t b : s.rate_bytes)
-    peak = std::max(peak, static_cast<double>(b) * 8e9 / bin);
+  const double peak = peak_bps(s);
   int y = 4;
   put(out, "<text x=\"4\" y=\"{}\">{}</text>\n", y + kRateHeight / 2,
       esc(i18n::tr(M("rep.lane.rate"), rate_text(peak))));
@@ -528,9 +534,7 @@ void Report::overview(std::string& out) const {
   double peak = 0;
   std::size_t ce = 0, cnp = 0;
   for (const Lane& l : lanes) {
-    const double bin = static_cast<double>(std::max<std::int64_t>(1, l.s->rate_bin_ns));
-    for (const std::uint64_t b : l.s->rate_bytes)
-      peak = std::max(peak, static_cast<double>(b) * 8e9 / bin);
+    peak = std::max(peak, peak_bps(*l.s));
     ce += l.ch->ce_ns.size();
     cnp += l.ch->cnp_ns.size();
   }
