@@ -674,24 +674,30 @@ struct Analyzer::Impl {
     }
   }
 
-  void reassemble(Channel& c, PacketRecord& rec, const wire::IbPacket& ib) {
+  /// Adds a first transmission to the message being reassembled. `late`: it
+  /// arrived after newer PSNs (reordering before the capture point). The
+  /// packets of a message are summed in arrival order, so a message any of
+  /// whose First, Middle or Last packets came late is not checked: its
+  /// packets may have been summed into the wrong message, or not at all (a
+  /// Middle that overtook its First).
+  void reassemble(Channel& c, PacketRecord& rec, const wire::IbPacket& ib, bool late) {
     const wire::OpcodeInfo& op = *rec.op;
     const std::uint64_t len = ib.payload_length;
     switch (op.position) {
       case Position::First:
         c.in_msg = true;
-        c.msg_clean = true;
+        c.msg_clean = !late;
         c.msg_bytes = len;
         c.msg_dma = ib.reth ? std::optional(ib.reth->dma_len) : std::nullopt;
         return;
       case Position::Middle:
-        if (c.in_msg)
+        if (c.in_msg && !late)
           c.msg_bytes += len;
         else
           c.msg_clean = false;
         return;
       case Position::Last:
-        if (!c.in_msg) c.msg_clean = false;
+        if (!c.in_msg || late) c.msg_clean = false;
         c.msg_bytes += len;
         break;
       case Position::Only:
@@ -804,7 +810,7 @@ struct Analyzer::Impl {
       push_outstanding(
           c, Outstanding{psn, npsn, rec.frame, t, op.operation, op.position, false, read_len});
       c.s.unique_payload_bytes += ib.payload_length;
-      reassemble(c, rec, ib);
+      reassemble(c, rec, ib, kind == Kind::Late);
       c.last_req_was_timeout_retry = false;
     }
     c.last_req_ns = t;

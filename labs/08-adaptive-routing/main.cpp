@@ -16,11 +16,14 @@
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/spray_fabric.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -51,9 +54,11 @@ struct Outcome {
   bool done = false, bytes = false;
   std::uint64_t packets = 0, retransmitted = 0, naks = 0, out_of_order = 0;
   std::uint64_t write_messages = 0;  // WRITE First or Only: one per message
+  std::uint64_t requests = 0;        // WRITE packets the receiver's port saw
   bool one_reth_each = true;         // a RETH on First/Only, none on Middle/Last
   std::uint32_t byte_len = 0;        // the receiver's completion
   double finish_us = 0, goodput_gbps = 0;
+  std::vector<std::uint64_t> spines;  // packets the requester's leaf sent up each spine
 };
 
 std::uint64_t event_count(const lab::WireFacts& f, const char* name) {
@@ -72,13 +77,11 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
   // the reordering shows.
   verbs::SimBackendOptions sim;
   sim.fabric.capture_point = sim::CapturePoint::ReceiverPort;
+  // The network: a leaf-spine whose leaves spray every packet over the
+  // spines, the path over spine p p x spread longer (spray_fabric.hpp).
+  lab::use_spray_fabric(sim, static_cast<std::size_t>(o.paths));
   lab::Environment env = lab::open_environment(n, common, sim);
-
-  // The network: N paths of increasing delay, every packet sprayed over them.
-  // ACKs come back on one path.
-  if (sim::LinkConfig* link = env.link("sim1", "sim0")) {
-    for (int p = 0; p < o.paths; ++p) link->path_extra_ns.push_back(p * o.spread_ns);
-    link->adaptive_routing = true;
+  if (lab::spread_spray_paths(env, o.spread_ns)) {
     n.say(tr(M("step.fabric"), o.paths, o.spread_ns));
   } else {
     n.say(tr(M("verbs_only_sim")));
@@ -161,6 +164,17 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
   n.check(ar ? "byte_len_on" : "byte_len_off", tr(M("check.byte_len"), mode, want_len),
           rwcs.size() == 1 && out.byte_len == want_len);
 
+  // How the leaf spread the requester's packets (data, resends and all).
+  out.spines = lab::spray_uplink_packets(env);
+  if (!out.spines.empty()) {
+    std::string per_spine;
+    std::uint64_t sum = 0;
+    for (std::size_t p = 0; p < out.spines.size(); ++p) {
+      per_spine += fmt::format("{}spine{} {}", p == 0 ? "" : ", ", p, out.spines[p]);
+      sum += out.spines[p];
+    }
+    n.say(tr(M("spines"), sum, per_spine));
+  }
   if (const sim::Fabric* fabric = env.fabric()) {
     out.finish_us = static_cast<double>(fabric->now()) / 1e3;
     out.goodput_gbps = out.finish_us > 0 ? o.size * 8.0 / (out.finish_us * 1e3) : 0;
@@ -178,6 +192,7 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
       if (info == nullptr || info->operation != wire::Operation::Write) continue;
       const bool opens =
           info->position == wire::Position::First || info->position == wire::Position::Only;
+      ++out.requests;
       if (opens) message_psns.insert(ib.bth.psn);
       out.one_reth_each = out.one_reth_each && opens == ib.reth.has_value();
     }
@@ -190,7 +205,8 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
   n.result()[ar ? "ar_on" : "ar_off"] = {
       {"packets", out.packets},     {"retransmitted", out.retransmitted},
       {"naks", out.naks},           {"out_of_order", out.out_of_order},
-      {"finish_us", out.finish_us}, {"goodput_gbps", out.goodput_gbps}};
+      {"finish_us", out.finish_us}, {"goodput_gbps", out.goodput_gbps},
+      {"requests", out.requests},   {"spines", out.spines}};
   return out;
 }
 
@@ -202,18 +218,30 @@ void run_lab(lab::Narrator& n, const Options& o) {
   if (o.ar != "off" && sim_backend) on = transfer(n, o, true);
 
   n.step(tr(M("step.compare")));
-  if (off && off->packets > 0 && o.paths > 1)
+  // Packets overtake each other only when the spines' paths differ: with
+  // one spine, or all of equal delay, the leaf's spraying keeps the order
+  // (every uplink runs at the host's rate, so none has a queue).
+  const bool reorders = o.paths > 1 && o.spread_ns > 0;
+  if (off && off->packets > 0 && reorders)
     n.check("off_naks", tr(M("check.off_naks")), off->naks > 0 && off->retransmitted > 0);
+  if (!reorders && sim_backend) {
+    bool in_order = true;
+    for (const std::optional<Outcome>* r : {&off, &on})
+      if (*r && (*r)->packets > 0)
+        in_order =
+            in_order && (*r)->out_of_order == 0 && (*r)->naks == 0 && (*r)->retransmitted == 0;
+    n.check("in_order", tr(M("check.in_order")), in_order);
+  }
   if (on && on->packets > 0) {
     n.check("on_clean", tr(M("check.on_clean")),
-            on->retransmitted == 0 && on->naks == 0 && (o.paths < 2 || on->out_of_order > 0));
+            on->retransmitted == 0 && on->naks == 0 && (!reorders || on->out_of_order > 0));
     // One WRITE message with immediate, or above the threshold the data's
     // WRITE and the zero-byte WRITE with immediate.
     const std::uint64_t want = o.size > o.threshold ? 2 : 1;
     n.check("on_whole", tr(M("check.on_whole"), want),
             on->write_messages == want && on->one_reth_each);
   }
-  if (off && on && off->packets > 0 && o.paths > 1)
+  if (off && on && off->packets > 0 && reorders)
     n.check("faster", tr(M("check.faster")), on->finish_us < off->finish_us);
   n.say(tr(M("hardware")));
   lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3"), o.common.capture)});

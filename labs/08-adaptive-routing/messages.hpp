@@ -13,22 +13,24 @@ using i18n::Message;
 inline constexpr std::array kCatalog{
     Message{
         "desc",
-        "Lab 08: adaptive routing. The simulated fabric sprays every packet over several paths "
-        "of different delay, so packets arrive out of order. Without adaptive-routing support "
+        "Lab 08: adaptive routing. The leaves of a simulated leaf-spine spray every packet over "
+        "spines whose paths differ in delay, so packets arrive out of order. Without adaptive-routing support "
         "the responder NAKs and the requester goes back N; with it (a model of recent NICs) "
         "the responder accepts packets ahead of the expected PSN inside a window and places "
         "them, messages stay whole, and a WRITE with immediate tells the receiver the data is "
         "complete.",
-        "实验 08：自适应路由。模拟网络把每个报文分散到多条时延不同的路径上，因此报文会乱序到达。"
+        "实验 08：自适应路由。模拟叶脊网络的叶交换机把每个报文喷洒到路径时延不同的各台脊交换机上，"
+        "因此报文会乱序到达。"
         "不支持自适应路由时，响应端回复 NAK，请求端执行 go-back-N 重传；支持时（这是对新一代网卡"
         "行为的模型），响应端在一个窗口内接受领先于期望 PSN 的报文并把它们写入内存，消息保持完整，"
         "最后用一个带立即数的 WRITE 通知接收端数据已完整。"},
     Message{"opt.ar",
             "adaptive-routing model on the QPs: off, on, or both (one run each, compared)",
             "QP 上的自适应路由模型：off、on，或 both（各运行一次并对比）"},
-    Message{"opt.paths", "parallel paths between the hosts", "两台主机之间的并行路径数"},
-    Message{"opt.spread", "extra delay between neighbouring paths, in ns",
-            "相邻路径之间的额外时延（ns）"},
+    Message{"opt.paths", "spines of the leaf-spine: parallel paths between the hosts",
+            "叶脊网络中脊交换机的台数，即两台主机之间的并行路径数"},
+    Message{"opt.spread", "extra delay between the paths over neighbouring spines, in ns",
+            "经过相邻两台脊交换机的路径之间的额外时延（ns）"},
     Message{"opt.size", "bytes to transfer", "传输的字节数"},
     Message{
         "opt.threshold",
@@ -42,8 +44,13 @@ inline constexpr std::array kCatalog{
     Message{"off", "OFF", "关闭"},
     Message{"on", "ON", "开启"},
     Message{"step.fabric",
-            "build a fabric with {0} paths, {1} ns apart, packets sprayed over all of them",
-            "构建一个有 {0} 条路径、相邻路径相差 {1}  ns 的网络，报文被分散到所有路径上"},
+            "build a leaf-spine: two leaves, {0} spines, one host on each leaf; the leaves send "
+            "each packet to the least-loaded spine, so the packets of one message spread over "
+            "all of them; the path over spine p is p x {1} ns longer (the queues other traffic "
+            "would keep there)",
+            "构建一个叶脊网络：两台叶交换机、{0} 台脊交换机，每台叶交换机下挂一台主机；叶交换机把每个报文"
+            "发往排队最少的脊交换机，于是同一条消息的报文分散到所有脊交换机上；经过第 p 台脊交换机的路径"
+            "长 p × {1} ns（代表其他流量在那里形成的队列）"},
     Message{"step.resources", "open the devices and connect", "打开设备并建立连接"},
     Message{"why.ar_on",
             "both QPs enable the adaptive-routing model: the receiver accepts packets ahead of "
@@ -83,8 +90,8 @@ inline constexpr std::array kCatalog{
             "NCCL_IB_ADAPTIVE_ROUTING"
             "（InfiniBand 上默认开启）和 NCCL_IB_AR_THRESHOLD（8192 字节）决定发送方式。"},
     Message{"verbs_only_sim",
-            "this lab needs the simulator's multipath fabric: run it with --backend sim",
-            "本实验需要模拟器的多路径网络：请使用 --backend sim 运行"},
+            "this lab needs the simulator's leaf-spine fabric: run it with --backend sim",
+            "本实验需要模拟器的叶脊网络：请使用 --backend sim 运行"},
     Message{"check.done",
             "{}: the transfer completed and the receiver was told (IBV_WC_RECV_RDMA_WITH_IMM)",
             "{}：传输完成，接收端收到了通知（IBV_WC_RECV_RDMA_WITH_IMM）"},
@@ -103,6 +110,12 @@ inline constexpr std::array kCatalog{
             "{0}: the receiver's completion has byte_len {1}, what the WRITE with immediate "
             "carried",
             "{0}：接收端完成的 byte_len 为 {1}，即带立即数的 WRITE 携带的字节数"},
+    Message{"spines", "the requester's leaf sent {0} packets up the spines: {1}",
+            "请求端所在的叶交换机向各脊交换机共发出 {0} 个报文：{1}"},
+    Message{"check.in_order",
+            "one path, or paths of equal delay: nothing arrived out of order and neither mode "
+            "retransmitted",
+            "只有一条路径，或各路径时延相同：没有报文乱序到达，两种模式都没有重传"},
     Message{"check.faster", "AR on finished sooner than AR off",
             "自适应路由开启时比关闭时更早完成"},
     Message{"try.1", "--paths 1: no reordering, both modes behave the same",

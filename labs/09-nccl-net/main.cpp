@@ -32,6 +32,7 @@
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
+#include "rdmalab/lab/spray_fabric.hpp"
 #include "rdmalab/lab/wire_view.hpp"
 #include "rdmalab/verbs/error.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -265,6 +266,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
   verbs::SimBackendOptions sim_opts;
   // Captured where the packets arrive: with adaptive routing the reordering shows.
   sim_opts.fabric.capture_point = sim::CapturePoint::ReceiverPort;
+  // With adaptive routing, a leaf-spine whose leaves spray every packet over
+  // the spines (spray_fabric.hpp); without it, the wire of the other labs.
+  if (o.ar) lab::use_spray_fabric(sim_opts, static_cast<std::size_t>(o.paths));
   lab::Environment env = lab::open_environment(n, o.common, sim_opts);
 
   n.step(tr(M("step.params")));
@@ -331,9 +335,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   auto* simb = dynamic_cast<verbs::SimBackend*>(env.backend.get());
   const bool ar_model = o.ar && simb != nullptr;
   if (o.ar) {
-    if (sim::LinkConfig* link = env.link("sim1", "sim0")) {
-      for (int p = 0; p < o.paths; ++p) link->path_extra_ns.push_back(p * o.spread_ns);
-      link->adaptive_routing = true;
+    if (lab::spread_spray_paths(env, o.spread_ns)) {
       n.say(tr(M("ar.fabric"), o.paths, o.spread_ns));
     } else {
       n.say(tr(M("ar.verbs")));

@@ -44,11 +44,12 @@ inline constexpr std::array kCatalog{
             "NCCL_IB_TIMEOUT：QP 本地 ACK 超时的指数"},
     Message{"opt.retry", "NCCL_IB_RETRY_CNT: the QPs' retry count",
             "NCCL_IB_RETRY_CNT：QP 的重传次数"},
-    Message{"opt.paths", "with --ar on the simulator: parallel paths between the hosts",
-            "配合 --ar（模拟器）：两台主机之间的并行路径数"},
+    Message{"opt.paths", "with --ar on the simulator: spines of the leaf-spine (parallel paths)",
+            "配合 --ar（模拟器）：叶脊网络中脊交换机的台数（并行路径数）"},
     Message{"opt.spread",
-            "with --ar on the simulator: extra delay between neighbouring paths, in ns",
-            "配合 --ar（模拟器）：相邻路径之间的额外时延（ns）"},
+            "with --ar on the simulator: extra delay between the paths over neighbouring spines, "
+            "in ns",
+            "配合 --ar（模拟器）：经过相邻两台脊交换机的路径之间的额外时延（ns）"},
     Message{"sender", "sender", "发送端"},
     Message{"receiver", "receiver", "接收端"},
     Message{"step.backend", "choose where the RDMA traffic runs", "选择 RDMA 流量在哪里运行"},
@@ -83,10 +84,12 @@ inline constexpr std::array kCatalog{
             "FIFO 位于发送端内存中，却由接收端写入：所以发送端这块内存也要有 REMOTE_WRITE 权限。"
             "它的地址和 rkey 是建立连接时唯一交换的地址"},
     Message{"ar.fabric",
-            "adaptive routing: {0} paths, {1} ns apart, every sender->receiver packet sprayed over "
-            "them; the QPs accept out-of-order WRITE packets (the model of lab 08)",
-            "自适应路由：{0} 条路径，相邻相差 {1}  ns，发送端到接收端的每个报文被分散到这些路径上；"
-            "QP 接受乱序到达的 WRITE 报文（实验 08 的模型）"},
+            "adaptive routing: a leaf-spine with {0} spines whose leaves send each packet to the "
+            "least-loaded spine, the path over spine p p x {1} ns longer (as in lab 08); the QPs "
+            "accept out-of-order WRITE packets (the model of lab 08)",
+            "自适应路由：一个有 {0} 台脊交换机的叶脊网络，叶交换机把每个报文发往排队最少的脊交换机，"
+            "经过第 p 台脊交换机的路径长 p × {1} ns（与实验 08 相同）；QP 接受乱序到达的 WRITE 报文"
+            "（实验 08 的模型）"},
     Message{"ar.verbs",
             "on a real device the fabric is what it is: --ar only changes the send pattern",
             "在真实设备上网络不受本实验控制：--ar 只改变发送方式"},

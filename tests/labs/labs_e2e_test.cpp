@@ -203,11 +203,41 @@ TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing w
   CHECK(j.at("ar_on").at("retransmitted") == 0);
   CHECK(j.at("ar_on").at("out_of_order").get<int>() > 0);
   CHECK(j.at("ar_on").at("finish_us").get<double>() < j.at("ar_off").at("finish_us").get<double>());
-  // With one path there is nothing to reorder: both modes deliver in order.
-  const auto one = run_lab_json(LAB_lab08_adaptive_routing, "lab08_one", {"--paths", "1"});
-  CHECK(one.at("ok") == true);
-  CHECK(one.at("ar_off").at("naks") == 0);
-  CHECK(one.at("ar_off").at("out_of_order") == 0);
+  // The fabric: the requester's leaf sent every request packet the
+  // receiver saw (nothing is dropped on an idle fabric) up one of the four
+  // spines. With AR on, the completion means all 33 packets arrived, so the
+  // counts add up to exactly them; with AR off, resends of go-back-N may
+  // still be on their way when the completion ends the capture. A tie among
+  // empty uplinks is broken at random, so each of the 33 packets picks a
+  // spine alone: every spine is used (all 33 on three or fewer has
+  // probability 4 x (3/4)^33 < 0.001).
+  const auto sent_up = [&](const char* run) {
+    const auto& spines = j.at(run).at("spines");
+    REQUIRE(spines.size() == 4);
+    std::uint64_t sum = 0;
+    for (const auto& c : spines) sum += c.get<std::uint64_t>();
+    return sum;
+  };
+  CHECK(j.at("ar_on").at("requests") == 33);
+  CHECK(sent_up("ar_on") == 33);
+  CHECK(sent_up("ar_off") >= j.at("ar_off").at("requests").get<std::uint64_t>());
+  for (const auto& c : j.at("ar_on").at("spines")) CHECK(c.get<int>() > 0);
+  // With one spine, or spines of equal delay, there is nothing to reorder:
+  // spraying alone keeps the order (no uplink has a queue), and both modes
+  // deliver in order.
+  for (const char* knob : {"--paths 1", "--spread 0"}) {
+    CAPTURE(knob);
+    const std::string k(knob);
+    const auto one = run_lab_json(LAB_lab08_adaptive_routing, "lab08_one",
+                                  {k.substr(0, k.find(' ')), k.substr(k.find(' ') + 1)});
+    CHECK(one.at("ok") == true);
+    CHECK(check_ok(one, "in_order"));
+    for (const char* run : {"ar_off", "ar_on"}) {
+      CHECK(one.at(run).at("naks") == 0);
+      CHECK(one.at(run).at("out_of_order") == 0);
+      CHECK(one.at(run).at("retransmitted") == 0);
+    }
+  }
   // Below the threshold one WRITE with immediate carries all 32768 bytes,
   // sprayed over the four paths: it still completes once, with byte_len
   // 32768 (the model keeps the message whole).
