@@ -551,6 +551,48 @@ struct Analyzer::Impl {
     return found;
   }
 
+  /// The channel of a CNP (`key`: its source, the responder's host; its
+  /// destination, the requester's host; its destination QP, the requester's
+  /// QP) when none of that channel's responses has been seen yet, so its
+  /// requester QP is not known from them: a NIC sends CNPs for the marked
+  /// packets of a message long before that message's ACK. Among the request
+  /// halves from the requester's host to the responder's that wait for their
+  /// responses, the one that knows this requester QP (from a CM handshake),
+  /// or else the only one that knows none. The CNP then teaches it its
+  /// requester QP, and later CNPs and ACKs to that QP join it directly.
+  /// kNone when no request half qualifies, or several do (more QPs between
+  /// the two hosts than one CNP can tell apart).
+  std::size_t cnp_channel(const HalfKey& key) {
+    const auto it = req_waiting.find(pack(key.dst, key.src));
+    if (it == req_waiting.end() || it->second.size() > kPairScan) return kNone;
+    const auto none = it->second.end();
+    auto pick = none, unknown_at = none;
+    std::size_t unknown = 0;
+    for (auto w = it->second.begin(); w != none && pick == none; ++w) {
+      const Channel& c = *channels[w->second];
+      if (!c.req_qpn) {
+        ++unknown;
+        unknown_at = w;
+      } else if (*c.req_qpn == key.qpn) {
+        pick = w;
+      }
+    }
+    if (pick == none) {
+      if (unknown != 1) return kNone;
+      pick = unknown_at;
+    }
+    const std::size_t found = pick->second;
+    Channel& c = *channels[found];
+    if (!c.req_qpn) {
+      c.req_qpn = key.qpn;
+      attach_known(c);
+    }
+    it->second.erase(pick);
+    if (it->second.empty()) req_waiting.erase(it);
+    halves.try_emplace(key, static_cast<std::uint32_t>(found));
+    return found;
+  }
+
   /// Puts a channel into its conversation (creating it) and teaches the
   /// conversation the QPNs the channel has learnt.
   void attach(std::size_t idx) {
@@ -975,6 +1017,7 @@ struct Analyzer::Impl {
   }
 
   void on_response(Channel& c, PacketRecord& rec) {
+    c.has_rsp_half = true;  // also when a CNP made the half (cnp_channel)
     const wire::IbPacket& ib = *rec.decoded.ib;
     const wire::OpcodeInfo& op = *rec.op;
     const std::uint32_t psn = ib.bth.psn;
@@ -1226,12 +1269,16 @@ struct Analyzer::Impl {
       e.value = bth.dest_qp;
       rec.events.push_back(e);
       const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, true};
-      if (const std::uint32_t* idx = halves.find(key)) {
-        Channel& c = *channels[*idx];
-        rec.conversation = c.conv;
-        note_packet(c, rec);
-        on_cnp(c, rec);
+      const std::uint32_t* idx = halves.find(key);
+      const std::size_t i = idx != nullptr ? *idx : cnp_channel(key);
+      if (i == kNone) {
+        ++stats.cnps_unattributed;
+        return;
       }
+      Channel& c = *channels[i];
+      rec.conversation = c.conv;
+      note_packet(c, rec);
+      on_cnp(c, rec);
       return;
     }
     // XRC is followed as RC is: a reliable channel from the initiator QP to

@@ -343,6 +343,13 @@ inline constexpr std::array kCatalog{
     Message{"sum.untracked",
             "Not followed: {} packets of PSN spaces beyond the limit of the analyser",
             "未跟踪：{} 个报文属于超出分析器上限的 PSN 空间"},
+    Message{
+        "sum.cnps_unattributed",
+        "CNPs not attributed: {} to a QP that no conversation could be matched to (its requests "
+        "are not in the capture, or several QPs between the same two hosts had no response "
+        "yet)",
+        "未归属的 CNP：{} 个，发往的 QP 无法对应到任何会话（它的请求不在抓包中，或同一对主机之间"
+        "有多个 QP 尚未出现响应）"},
     Message{"sum.duration", "Duration: {} s", "时长：{} 秒"},
     Message{"sum.conv", "Conversation {0}: {1} ⇄ {2}  ({3} packets, {4} s)",
             "会话 {0}：{1} ⇄ {2}（{3} 个报文，{4} 秒）"},

@@ -521,6 +521,8 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
                st.snap_truncated, st.unknown_opcode, st.icrc_errors, st.datagrams));
   if (st.native_ib) put(out, "{}\n", i18n::tr(M("sum.native_ib"), st.native_ib, st.vcrc_errors));
   if (st.untracked) put(out, "{}\n", i18n::tr(M("sum.untracked"), st.untracked));
+  if (st.cnps_unattributed)
+    put(out, "{}\n", i18n::tr(M("sum.cnps_unattributed"), st.cnps_unattributed));
   put(out, "{}\n", i18n::tr(M("sum.duration"), detail::format_seconds(st.last_ns - st.first_ns)));
   if (convs.empty()) {
     put(out, "{}\n", i18n::tr(M("sum.none")));
@@ -689,6 +691,7 @@ void render_summary_json(const CaptureStats& st, std::span<const ConversationSum
                    {"icrc_errors", st.icrc_errors},
                    {"datagrams", st.datagrams},
                    {"untracked", st.untracked},
+                   {"cnps_unattributed", st.cnps_unattributed},
                    {"bytes", st.bytes},
                    {"duration_ns", st.last_ns - st.first_ns},
                    {"pause_frames", st.pause_frames},

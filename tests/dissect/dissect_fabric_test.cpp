@@ -31,21 +31,22 @@ class Capture {
 
   /// A SEND Only of 1000 payload bytes from 10.0.0.2 to QP kRspQp; `ce`
   /// sets the IP ECN field to 11 (CE), otherwise 10 (ECT(0)), as RoCE NICs send.
-  PacketRecord& request(std::uint32_t psn, std::int64_t t, bool ce = false) {
-    wire::FrameSpec s = spec(false, wire::opcode::kRcSendOnly, kRspQp, psn);
+  PacketRecord& request(std::uint32_t psn, std::int64_t t, bool ce = false,
+                        std::uint32_t rsp_qp = kRspQp) {
+    wire::FrameSpec s = spec(false, wire::opcode::kRcSendOnly, rsp_qp, psn);
     s.traffic_class = ce ? 3 : 2;
     payload_.assign(1000, 0xAB);
     s.packet.payload = payload_;
     return feed(s, t);
   }
-  PacketRecord& ack(std::uint32_t psn, std::int64_t t) {
-    wire::FrameSpec s = spec(true, wire::opcode::kRcAcknowledge, kReqQp, psn);
+  PacketRecord& ack(std::uint32_t psn, std::int64_t t, std::uint32_t req_qp = kReqQp) {
+    wire::FrameSpec s = spec(true, wire::opcode::kRcAcknowledge, req_qp, psn);
     s.packet.aeth = wire::Aeth{0x1F, psn + 1};
     return feed(s, t);
   }
   /// A CNP from the responder's host to the requester QP.
-  PacketRecord& cnp(std::int64_t t) {
-    wire::FrameSpec s = spec(true, wire::opcode::kCnp, kReqQp, 0);
+  PacketRecord& cnp(std::int64_t t, std::uint32_t req_qp = kReqQp) {
+    wire::FrameSpec s = spec(true, wire::opcode::kCnp, req_qp, 0);
     return feed(s, t);
   }
   PacketRecord& pause(const wire::PauseFrame& p, std::int64_t t) {
@@ -174,6 +175,69 @@ TEST_CASE("CE marks, paced CNPs and a requester that halves its rate") {
   CHECK(ch["cnp_interval_median_ns"] == 50'000);
   CHECK(ch["ce_to_cnp_median_ns"] == 49'500);
   CHECK(ch["rate"]["bytes"].size() == 6);
+}
+
+TEST_CASE("CNPs before a channel's first response join it when the hosts leave no doubt") {
+  // A NIC sends CNPs for the marked packets of a message long before that
+  // message's ACK, and a CNP names the requester's QP, which no request
+  // carries. One requester QP 0x11 at 10.0.0.2 sends PSN 0..9 to QP 0x22 at
+  // t = 0..9 µs, CE on PSN 2..5; CNPs at 3.5 and 6.5 µs; the one ACK, for
+  // PSN 9, at 12 µs. The only request half from 10.0.0.2 to 10.0.0.1 that
+  // waits for its responses takes both CNPs: 2 CNPs 3 µs apart, CE -> CNP
+  // 1.5 µs (PSN 2 at 2 -> 3.5) and 2.5 µs (PSN 4 at 4 -> 6.5, the first mark
+  // after the previous CNP), the requester end learnt from the first CNP,
+  // and the ACK then joins the same channel.
+  Capture cap;
+  std::int64_t next_cnp = 3'500;
+  for (std::uint32_t n = 0; n < 10; ++n) {
+    const std::int64_t t = n * kUs;
+    if (next_cnp < t) {
+      PacketRecord& r = cap.cnp(next_cnp);
+      CHECK(r.conversation == 1);
+      next_cnp = next_cnp == 3'500 ? 6'500 : 1'000'000;
+    }
+    cap.request(n, t, n >= 2 && n <= 5);
+  }
+  CHECK(cap.ack(9, 12 * kUs).conversation == 1);
+  // Marks answered by CNPs: no "CE without CNP" finding.
+  CHECK(of(cap.analyzer.finish(), EventType::CeWithoutCnp).empty());
+  const auto convs = cap.analyzer.summaries();
+  REQUIRE(convs.size() == 1);
+  REQUIRE(convs[0].channels.size() == 1);
+  const ChannelSummary& c = convs[0].channels[0];
+  CHECK(c.requester.qpn == kReqQp);
+  CHECK(c.ecn_ce == 4);
+  CHECK(c.cnps == 2);
+  CHECK(c.cnp_interval_min_ns == 3 * kUs);
+  CHECK(c.ce_to_cnp_median_ns == 2'500);  // the upper middle of 1.5 and 2.5 µs
+  CHECK(cap.analyzer.stats().cnps_unattributed == 0);
+
+  // Two requester QPs on 10.0.0.2, to QPs 0x22 (PSN 0..) and 0x23 (PSN
+  // 1000..), neither answered yet: a CNP to QP 0x12 could belong to either
+  // and is counted apart. Once an ACK to QP 0x11 has claimed the first
+  // channel (its PSN 0 is outstanding there), one unknown requester is
+  // left, and the next CNP to 0x12 joins its channel.
+  Capture two;
+  two.request(0, 0);
+  two.request(1000, 1 * kUs, true, 0x23);
+  CHECK(two.cnp(2 * kUs, 0x12).conversation == 0);
+  CHECK(two.analyzer.stats().cnps_unattributed == 1);
+  CHECK(two.ack(0, 3 * kUs).conversation == 1);
+  CHECK(two.cnp(4 * kUs, 0x12).conversation == 2);
+  CHECK(of(two.analyzer.finish(), EventType::CeWithoutCnp).empty());
+  const auto both = two.analyzer.summaries();
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].channels[0].cnps == 0);
+  CHECK(both[1].channels[0].cnps == 1);
+  CHECK(both[1].channels[0].requester.qpn == 0x12);
+  CHECK(two.analyzer.stats().cnps_unattributed == 1);
+  std::string text;
+  i18n::set_current(i18n::Lang::En);
+  render_summary_text(two.analyzer.stats(), both, text);
+  CHECK(text.find("CNPs not attributed: 1") != std::string::npos);
+  std::string json;
+  render_summary_json(two.analyzer.stats(), both, json);
+  CHECK(nlohmann::json::parse(json)["capture"]["cnps_unattributed"] == 1);
 }
 
 TEST_CASE("a CNP is named in decode output and the ECN field is in the JSON") {

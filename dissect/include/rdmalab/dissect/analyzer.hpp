@@ -132,7 +132,10 @@ struct CaptureStats {
   std::uint64_t icrc_errors = 0;
   std::uint64_t datagrams = 0;  // UD packets (not followed)
   std::uint64_t untracked = 0;  // packets of PSN spaces beyond max_channels
-  std::uint64_t bytes = 0;      // captured bytes
+  /// CNPs to a QP no channel could be found for: no request from its host to
+  /// the CNP's sender was seen, or several QPs there are still unknown.
+  std::uint64_t cnps_unattributed = 0;
+  std::uint64_t bytes = 0;  // captured bytes
   std::int64_t first_ns = 0, last_ns = 0;
   std::uint64_t pause_frames = 0;  // 802.3x PAUSE and 802.1Qbb PFC frames
   /// The port speed pause quanta were converted at (bits per second; 0 when
