@@ -29,6 +29,7 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
   rec.icrc.reset();
   rec.vcrc.reset();
   rec.cm.reset();
+  rec.mad.reset();
   rec.pause.reset();
   if (rec.decoded.eth && rec.decoded.eth->ethertype == wire::kEthMacControl)
     rec.pause = wire::decode_pause(captured, link);
@@ -65,9 +66,11 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
     rec.events.push_back(e);
   }
   const wire::IbPacket& ib = *rec.decoded.ib;
-  if (rec.op != nullptr && rec.op->transport == wire::Transport::UD && ib.bth.dest_qp == 1 &&
-      !rec.decoded.error)
-    rec.cm = wire::cm::decode(ib.payload);
+  if (rec.op != nullptr && rec.op->transport == wire::Transport::UD && ib.bth.dest_qp <= 1 &&
+      !rec.decoded.error) {
+    rec.mad = wire::mad::parse_header(ib.payload);
+    if (ib.bth.dest_qp == 1) rec.cm = wire::cm::decode(ib.payload);
+  }
   if (rec.icrc && !rec.icrc->ok()) {
     Event e{EventType::IcrcMismatch, frame};
     e.value = (std::uint64_t{rec.icrc->expected} << 32) | rec.icrc->actual;

@@ -102,6 +102,7 @@ std::string short_label(const PacketRecord& rec) {
   const wire::Bth& b = rec.decoded.ib->bth;
   if (rec.op == nullptr) return fmt::format("opcode 0x{:02x} PSN 0x{:06x}", b.opcode, b.psn);
   if (rec.cm) return fmt::format("CM {}", wire::cm::attr_name(wire::cm::attr_of(*rec.cm)));
+  if (rec.mad) return wire::mad::summary(*rec.mad);
   const auto& aeth = rec.decoded.ib->aeth;
   if (rec.op->operation == wire::Operation::Acknowledge && aeth) {
     switch (aeth->kind()) {
@@ -262,6 +263,16 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
       put(out, "  {}\n", i18n::tr(M("dec.deth")));
       field(out, "Q_Key", fmt::format("0x{:08x}", ib.deth->qkey), i18n::tr(M("dec.qkey")));
       field(out, "SrcQP", fmt::format("0x{:06x}", ib.deth->src_qp), i18n::tr(M("dec.srcqp")));
+    }
+    if (rec.mad && !rec.cm) {
+      const wire::mad::Header& h = *rec.mad;
+      put(out, "  {}\n", i18n::tr(M("dec.mad"), wire::mad::summary(h)));
+      field(out, "MgmtClass", fmt::format("0x{:02x}", h.mgmt_class), i18n::tr(M("dec.mad_class")));
+      field(out, "Method", fmt::format("0x{:02x}", h.method),
+            i18n::tr(h.is_response() ? M("dec.mad_response") : M("dec.mad_request")));
+      field(out, "Status", fmt::format("0x{:04x}", h.status), i18n::tr(M("dec.mad_status")));
+      field(out, "TID", fmt::format("0x{:016x}", h.transaction_id), i18n::tr(M("dec.mad_tid")));
+      field(out, "AttrID", fmt::format("0x{:04x}", h.attr_id), i18n::tr(M("dec.mad_attr")));
     }
     if (rec.cm) {
       put(out, "  {}\n", i18n::tr(M("dec.cm"), wire::cm::attr_name(wire::cm::attr_of(*rec.cm))));
@@ -432,6 +443,15 @@ void render_packet_json(const PacketRecord& rec, std::string& out) {
       else
         out += "null}";
     }
+  }
+  if (rec.mad) {
+    const wire::mad::Header& h = *rec.mad;
+    put(out,
+        ",\"mad\":{{\"class\":{},\"method\":{},\"status\":{},\"tid\":{},\"attr_id\":{},"
+        "\"attr_mod\":{},\"summary\":",
+        h.mgmt_class, h.method, h.status, h.transaction_id, h.attr_id, h.attr_modifier);
+    append_json_string(wire::mad::summary(h), out);
+    out.push_back('}');
   }
   if (rec.cm) {
     put(out, ",\"cm\":{{\"type\":\"{}\",\"local_comm_id\":{},\"remote_comm_id\":{}",

@@ -3,12 +3,16 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/dissect/render.hpp"
+#include "rdmalab/i18n/i18n.hpp"
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/mad.hpp"
 #include "rdmalab/wire/mtu.hpp"
 
 using namespace rdmalab;
@@ -150,4 +154,55 @@ TEST_CASE("REQ, REP, RTU open a conversation whose QPNs and first PSNs are known
   const auto sums = w.analyzer.summaries();
   REQUIRE(sums.size() == 1);
   CHECK(sums[0].channels.size() == 2);
+}
+
+TEST_CASE("management datagrams on QP 0 and QP 1 are named in one line, CM and SA alike") {
+  // An SMP: the SM asks a port for its SMInfo (class 0x81 directed route,
+  // Get, attribute 0x0020), on QP 0; an SA PathRecord answer (class 0x03,
+  // GetResp, 0x0035), and a CM REQ (class 0x07), on QP 1. UD packets to
+  // other QPs carry no MAD.
+  using namespace wire::opcode;
+  Wire w;
+  auto smp = mad(Attr::Req, 1, 0, 1, 1);
+  smp[1] = 0x81;
+  smp[3] = 0x01;
+  be(smp, 16, 0x0020, 2);
+  be(smp, 20, 0x00000001, 4);
+  auto& s = w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 0, 0, smp);
+  REQUIRE(s.mad.has_value());
+  CHECK_FALSE(s.cm.has_value());
+  CHECK(s.mad->mgmt_class == 0x81);
+  CHECK(s.mad->attr_modifier == 1);
+  CHECK(s.mad->transaction_id == 0x1122334455667788ULL);
+  i18n::set_current(i18n::Lang::En);
+  std::string text;
+  render_packet_text(s, s.time_ns, text);
+  CHECK(text.find("MAD  management datagram: SubnGet(SMInfo)") != std::string::npos);
+  CHECK(text.find("TID        0x1122334455667788") != std::string::npos);
+  std::string json;
+  render_packet_json(s, json);
+  const auto doc = nlohmann::json::parse(json);
+  CHECK(doc["mad"]["class"] == 0x81);
+  CHECK(doc["mad"]["method"] == 1);
+  CHECK(doc["mad"]["attr_id"] == 0x20);
+  CHECK(doc["mad"]["tid"] == 0x1122334455667788ULL);
+  CHECK(doc["mad"]["summary"] == "SubnGet(SMInfo)");
+
+  auto sa = mad(Attr::Req, 1, 0, 1, 1);
+  sa[1] = 0x03;
+  sa[3] = 0x81;
+  be(sa, 16, 0x0035, 2);
+  auto& p = w.send("10.0.0.1", "10.0.0.2", kUdSendOnly, 1, 1, sa);
+  REQUIRE(p.mad.has_value());
+  CHECK(wire::mad::summary(*p.mad) == "SubnAdmGetResp(PathRecord)");
+  CHECK_FALSE(p.cm.has_value());
+
+  auto& req =
+      w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 2, mad(Attr::Req, 0xA1, 0, 0x123, 0x100));
+  REQUIRE(req.mad.has_value());
+  REQUIRE(req.cm.has_value());
+  CHECK(wire::mad::summary(*req.mad) == "CM: ConnectRequest");
+
+  auto& other = w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 0x42, 3, smp);
+  CHECK_FALSE(other.mad.has_value());
 }

@@ -12,6 +12,7 @@
 
 #include "rdmalab/dissect/event.hpp"
 #include "rdmalab/wire/cm.hpp"
+#include "rdmalab/wire/mad.hpp"
 #include "rdmalab/wire/frame.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -33,6 +34,9 @@ struct PacketRecord {
   std::optional<wire::IcrcCheck> icrc;
   /// Native InfiniBand: the VCRC checked (with the ICRC, by check_icrc).
   std::optional<wire::VcrcCheck> vcrc;
+  /// The common MAD header of a management datagram (a UD packet to QP 0,
+  /// subnet management, or QP 1, the general services: SA, CM, PerfMgt ...).
+  std::optional<wire::mad::Header> mad;
   /// A Connection Manager MAD (UD packet to QP 1), when this is one.
   std::optional<wire::cm::Message> cm;
   /// An 802.3x PAUSE or 802.1Qbb PFC frame (not RoCE), when this is one.
