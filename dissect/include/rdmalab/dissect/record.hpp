@@ -12,9 +12,9 @@
 
 #include "rdmalab/dissect/event.hpp"
 #include "rdmalab/wire/cm.hpp"
-#include "rdmalab/wire/mad.hpp"
 #include "rdmalab/wire/frame.hpp"
 #include "rdmalab/wire/icrc.hpp"
+#include "rdmalab/wire/mad.hpp"
 #include "rdmalab/wire/opcode.hpp"
 #include "rdmalab/wire/pause.hpp"
 
