@@ -246,6 +246,7 @@ struct Counters {
   Count32 cnps;
   Count32 icrc_errors;
   Count32 ecn_ce;
+  Count32 fecn, becn;
   bool path_mtu_exact = false;
   bool retry_exhausted = false;
   bool still_retrying = false;
@@ -1299,9 +1300,14 @@ struct Analyzer::Impl {
     rec.conversation = c.conv;
     note_packet(c, rec);
     if (rec.icrc && !rec.icrc->ok()) ++c.s.icrc_errors;
+    // The BTH's congestion bits, InfiniBand's ECN: a switch sets FECN on a
+    // packet that met congestion, and the destination echoes it to the
+    // source with BECN (on an ACK or a response).
     if (response) {
+      if (bth.becn) ++c.s.becn;
       on_response(c, rec);
     } else {
+      if (bth.fecn) ++c.s.fecn;
       on_request(c, rec);
       note_rate(c, rec, ce);
     }
@@ -1615,6 +1621,8 @@ struct Analyzer::Impl {
     s.cnps = n.cnps;
     s.icrc_errors = n.icrc_errors;
     s.ecn_ce = n.ecn_ce;
+    s.fecn = n.fecn;
+    s.becn = n.becn;
     s.rtt_samples = n.rtt_samples;
     s.rtt_min_ns = n.rtt_min_ns;
     s.rtt_max_ns = n.rtt_max_ns;

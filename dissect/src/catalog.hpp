@@ -481,6 +481,11 @@ inline constexpr std::array kCatalog{
             "    抓包结束时请求端仍在重传"},
     Message{"word.priority", "priority {}", "优先级 {}"},
     Message{"word.whole_link", "the whole link (802.3x)", "整条链路（802.3x）"},
+    Message{"sum.fecn",
+            "FECN/BECN: {0} request(s) marked FECN on the way, {1} response(s) carrying BECN back "
+            "(InfiniBand's congestion notification in the BTH)",
+            "FECN/BECN：途中被标记 FECN 的请求 {0} 个，带回 BECN 的响应 {1} 个（InfiniBand 在 BTH "
+            "中的拥塞通知）"},
     Message{"sum.congestion",
             "    congestion: {0} CE-marked request(s); {1} CNP(s), gap min {2}, median {3}; CE → "
             "CNP median {4}",

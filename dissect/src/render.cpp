@@ -595,6 +595,7 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
             i18n::tr(M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
                      format_duration(c.cnp_interval_median_ns),
                      format_duration(c.ce_to_cnp_median_ns)));
+      if (c.fecn || c.becn) put(out, "{}\n", i18n::tr(M("sum.fecn"), c.fecn, c.becn));
       if (c.rate_cnps)
         put(out, "{}\n",
             i18n::tr(M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
@@ -662,6 +663,8 @@ Json channel_json(const ChannelSummary& c) {
       // Bytes per second to a tenth: more digits would be noise.
       {"goodput_bytes_per_s", std::round(c.goodput_bps * 10) / 10},
       {"ecn_ce", c.ecn_ce},
+      {"fecn", c.fecn},
+      {"becn", c.becn},
       {"cnp_interval_min_ns", ns_or_null(c.cnp_interval_min_ns)},
       {"cnp_interval_median_ns", ns_or_null(c.cnp_interval_median_ns)},
       {"ce_to_cnp_median_ns", ns_or_null(c.ce_to_cnp_median_ns)},

@@ -44,6 +44,18 @@ class Capture {
     s.packet.aeth = wire::Aeth{0x1F, psn + 1};
     return feed(s, t);
   }
+  /// InfiniBand's congestion bits: a request with FECN, an ACK with BECN.
+  PacketRecord& fecn_request(std::uint32_t psn, std::int64_t t) {
+    wire::FrameSpec s = spec(false, wire::opcode::kRcSendOnly, kRspQp, psn);
+    s.packet.bth.fecn = true;
+    return feed(s, t);
+  }
+  PacketRecord& becn_ack(std::uint32_t psn, std::int64_t t) {
+    wire::FrameSpec s = spec(true, wire::opcode::kRcAcknowledge, kReqQp, psn);
+    s.packet.aeth = wire::Aeth{0x1F, psn + 1};
+    s.packet.bth.becn = true;
+    return feed(s, t);
+  }
   /// A CNP from the responder's host to the requester QP.
   PacketRecord& cnp(std::int64_t t, std::uint32_t req_qp = kReqQp) {
     wire::FrameSpec s = spec(true, wire::opcode::kCnp, req_qp, 0);
@@ -238,6 +250,41 @@ TEST_CASE("CNPs before a channel's first response join it when the hosts leave n
   std::string json;
   render_summary_json(two.analyzer.stats(), both, json);
   CHECK(nlohmann::json::parse(json)["capture"]["cnps_unattributed"] == 1);
+}
+
+TEST_CASE("FECN and BECN, InfiniBand's congestion notification, counted per channel") {
+  // PSN 0..5, FECN on 1, 2 and 4 (three marks); ACKs for each, BECN on the
+  // ACKs of 2 and 4 (two echoes). A CNP carries BECN too, but is counted
+  // in cnps, not in becn.
+  Capture cap;
+  for (std::uint32_t n = 0; n < 6; ++n) {
+    if (n == 1 || n == 2 || n == 4)
+      cap.fecn_request(n, n * 2 * kUs);
+    else
+      cap.request(n, n * 2 * kUs);
+    if (n == 2 || n == 4)
+      cap.becn_ack(n, n * 2 * kUs + kUs);
+    else
+      cap.ack(n, n * 2 * kUs + kUs);
+  }
+  cap.cnp(20 * kUs);
+  CHECK(of(cap.analyzer.finish(), EventType::CeWithoutCnp).empty());
+  const auto convs = cap.analyzer.summaries();
+  REQUIRE(convs.size() == 1);
+  const ChannelSummary& c = convs[0].channels[0];
+  CHECK(c.fecn == 3);
+  CHECK(c.becn == 2);
+  CHECK(c.cnps == 1);
+  std::string text;
+  i18n::set_current(i18n::Lang::En);
+  render_summary_text(cap.analyzer.stats(), convs, text);
+  CHECK(text.find("FECN/BECN: 3 request(s) marked FECN on the way, 2 response(s) carrying BECN") !=
+        std::string::npos);
+  std::string json;
+  render_summary_json(cap.analyzer.stats(), convs, json);
+  const auto ch = nlohmann::json::parse(json)["conversations"][0]["channels"][0];
+  CHECK(ch["fecn"] == 3);
+  CHECK(ch["becn"] == 2);
 }
 
 TEST_CASE("a CNP is named in decode output and the ECN field is in the JSON") {

@@ -90,6 +90,10 @@ struct ChannelSummary {
   /// the requester QP (the smallest one is the receiver NIC's pacing), and
   /// the delay from the first CE mark after a CNP to the next CNP.
   std::uint64_t ecn_ce = 0;
+  /// InfiniBand's congestion notification, in the BTH: request packets with
+  /// FECN set (a switch met congestion on the way) and responses with BECN
+  /// set (the destination telling the source). CNPs are counted in `cnps`.
+  std::uint64_t fecn = 0, becn = 0;
   std::int64_t cnp_interval_min_ns = -1, cnp_interval_median_ns = -1;
   std::int64_t ce_to_cnp_median_ns = -1;
   /// The requester's rate (request frame bits per second) in the
