@@ -12,6 +12,7 @@
 #include "rdmalab/i18n/i18n.hpp"
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/frame.hpp"
+#include "rdmalab/wire/ib_link.hpp"
 #include "rdmalab/wire/mad.hpp"
 #include "rdmalab/wire/mtu.hpp"
 
@@ -55,6 +56,26 @@ struct Wire {
   PacketRecord rec;
   std::vector<std::uint8_t> bytes;
   std::uint64_t frame = 0;
+  /// Native InfiniBand (link type 247) instead of RoCEv2: the same transport
+  /// bytes behind an LRH, from LID = the IPv4 address's last byte to the
+  /// destination's, VCRC and ICRC sealed.
+  bool native = false;
+
+  void to_native_ib(const wire::FrameSpec& s) {
+    const std::size_t eth_ip_udp = 14 + 20 + 8;
+    const std::vector<std::uint8_t> transport(bytes.begin() + eth_ip_udp, bytes.end());
+    std::vector<std::uint8_t> p(wire::ib::kLrhSize + transport.size() + wire::ib::kVcrcSize);
+    wire::ib::Lrh h;
+    h.lnh = wire::ib::Lnh::Local;
+    h.slid = s.src_ip.v4_bytes()[3];
+    h.dlid = s.dst_ip.v4_bytes()[3];
+    h.pkt_len_words = static_cast<std::uint16_t>((wire::ib::kLrhSize + transport.size()) / 4);
+    wire::ib::write_lrh(h, p.data());
+    std::copy(transport.begin(), transport.end(),
+              p.begin() + static_cast<std::ptrdiff_t>(wire::ib::kLrhSize));
+    REQUIRE(wire::ib::seal(p));
+    bytes = std::move(p);
+  }
 
   PacketRecord& send(const char* src, const char* dst, std::uint8_t opcode, std::uint32_t dqpn,
                      std::uint32_t psn, std::vector<std::uint8_t> payload = {}) {
@@ -70,8 +91,10 @@ struct Wire {
     s.packet.payload = payload;
     bytes.assign(wire::frame_size(s), 0);
     REQUIRE(wire::encode_frame(s, bytes) == bytes.size());
+    if (native) to_native_ib(s);
     ++frame;
-    decode_record(bytes, bytes.size(), wire::LinkType::Ethernet, frame,
+    decode_record(bytes, bytes.size(),
+                  native ? wire::LinkType::Infiniband : wire::LinkType::Ethernet, frame,
                   static_cast<std::int64_t>(frame) * 1000, rec);
     analyzer.feed(rec);
     return rec;
@@ -205,4 +228,37 @@ TEST_CASE("management datagrams on QP 0 and QP 1 are named in one line, CM and S
 
   auto& other = w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 0x42, 3, smp);
   CHECK_FALSE(other.mad.has_value());
+}
+
+TEST_CASE("over native InfiniBand the CM links its conversation too, keyed by LID") {
+  // The handshake of the RoCE case above between LID 2 (10.0.0.2) and
+  // LID 1, as an IB port's capture holds it: REQ (QP 0x123, PSN 0x100),
+  // REP (QP 0x456, PSN 0x900), RTU, then the first WRITE, which starts at
+  // the REP's PSN.
+  using namespace wire::opcode;
+  Wire w;
+  w.native = true;
+  auto& req =
+      w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(Attr::Req, 0xA1, 0, 0x123, 0x100));
+  REQUIRE(req.decoded.roce == wire::RoceVersion::NativeIb);
+  REQUIRE(req.cm.has_value());
+  REQUIRE(req.mad.has_value());
+  CHECK(req.vcrc.has_value());
+  CHECK(req.vcrc->ok());
+  auto& rep =
+      w.send("10.0.0.1", "10.0.0.2", kUdSendOnly, 1, 0, mad(Attr::Rep, 0xB2, 0xA1, 0x456, 0x900));
+  CHECK(rep.conversation == 1);
+  w.send("10.0.0.2", "10.0.0.1", kUdSendOnly, 1, 0, mad(Attr::Rtu, 0xA1, 0xB2, 0, 0));
+  auto& first =
+      w.send("10.0.0.2", "10.0.0.1", kRcWriteOnly, 0x456, 0x900, std::vector<std::uint8_t>(8));
+  CHECK(first.conversation == 1);
+  REQUIRE(first.events.size() == 1);
+  CHECK(first.events[0].type == EventType::CmLinked);
+  CHECK(first.events[0].related_frame == 2);
+  const auto ends = w.analyzer.endpoints(1);
+  REQUIRE(ends.has_value());
+  CHECK(ends->first.addr.to_string() == "LID 2");
+  CHECK(ends->second.addr.to_string() == "LID 1");
+  CHECK(ends->first.qpn == 0x123);
+  CHECK(ends->second.qpn == 0x456);
 }
