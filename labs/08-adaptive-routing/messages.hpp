@@ -14,7 +14,8 @@ inline constexpr std::array kCatalog{
     Message{
         "desc",
         "Lab 08: adaptive routing. The leaves of a simulated leaf-spine spray every packet over "
-        "spines whose paths differ in delay, so packets arrive out of order. Without adaptive-routing support "
+        "spines whose paths differ in delay, so packets arrive out of order. Without "
+        "adaptive-routing support "
         "the responder NAKs and the requester goes back N; with it (a model of recent NICs) "
         "the responder accepts packets ahead of the expected PSN inside a window and places "
         "them, messages stay whole, and a WRITE with immediate tells the receiver the data is "
@@ -48,8 +49,10 @@ inline constexpr std::array kCatalog{
             "each packet to the least-loaded spine, so the packets of one message spread over "
             "all of them; the path over spine p is p x {1} ns longer (the queues other traffic "
             "would keep there)",
-            "构建一个叶脊网络：两台叶交换机、{0} 台脊交换机，每台叶交换机下挂一台主机；叶交换机把每个报文"
-            "发往排队最少的脊交换机，于是同一条消息的报文分散到所有脊交换机上；经过第 p 台脊交换机的路径"
+            "构建一个叶脊网络：两台叶交换机、{0} "
+            "台脊交换机，每台叶交换机下挂一台主机；叶交换机把每个报文"
+            "发往排队最少的脊交换机，于是同一条消息的报文分散到所有脊交换机上；经过第 p "
+            "台脊交换机的路径"
             "长 p × {1} ns（代表其他流量在那里形成的队列）"},
     Message{"step.resources", "open the devices and connect", "打开设备并建立连接"},
     Message{"why.ar_on",

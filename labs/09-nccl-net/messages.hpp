@@ -83,13 +83,14 @@ inline constexpr std::array kCatalog{
             "set-up",
             "FIFO 位于发送端内存中，却由接收端写入：所以发送端这块内存也要有 REMOTE_WRITE 权限。"
             "它的地址和 rkey 是建立连接时唯一交换的地址"},
-    Message{"ar.fabric",
-            "adaptive routing: a leaf-spine with {0} spines whose leaves send each packet to the "
-            "least-loaded spine, the path over spine p p x {1} ns longer (as in lab 08); the QPs "
-            "accept out-of-order WRITE packets (the model of lab 08)",
-            "自适应路由：一个有 {0} 台脊交换机的叶脊网络，叶交换机把每个报文发往排队最少的脊交换机，"
-            "经过第 p 台脊交换机的路径长 p × {1} ns（与实验 08 相同）；QP 接受乱序到达的 WRITE 报文"
-            "（实验 08 的模型）"},
+    Message{
+        "ar.fabric",
+        "adaptive routing: a leaf-spine with {0} spines whose leaves send each packet to the "
+        "least-loaded spine, the path over spine p p x {1} ns longer (as in lab 08); the QPs "
+        "accept out-of-order WRITE packets (the model of lab 08)",
+        "自适应路由：一个有 {0} 台脊交换机的叶脊网络，叶交换机把每个报文发往排队最少的脊交换机，"
+        "经过第 p 台脊交换机的路径长 p × {1} ns（与实验 08 相同）；QP 接受乱序到达的 WRITE 报文"
+        "（实验 08 的模型）"},
     Message{"ar.verbs",
             "on a real device the fabric is what it is: --ar only changes the send pattern",
             "在真实设备上网络不受本实验控制：--ar 只改变发送方式"},
