@@ -15,10 +15,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?build directory with compile_commands.json}
-runner=${2:-run-clang-tidy}
+runner=run-clang-tidy
 update=0
-[[ "${3:-}" == --update || "${2:-}" == --update ]] && update=1
-[[ "$runner" == --update ]] && runner=run-clang-tidy
+for arg in "${@:2}"; do
+  if [[ "$arg" == --update ]]; then update=1; else runner=$arg; fi
+done
 [[ -f "$build/compile_commands.json" ]] || { echo "tidy: no $build/compile_commands.json"; exit 1; }
 root=$(pwd)
 log=$(mktemp)

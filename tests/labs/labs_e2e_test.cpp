@@ -225,11 +225,9 @@ TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing w
   // With one spine, or spines of equal delay, there is nothing to reorder:
   // spraying alone keeps the order (no uplink has a queue), and both modes
   // deliver in order.
-  for (const char* knob : {"--paths 1", "--spread 0"}) {
-    CAPTURE(knob);
-    const std::string k(knob);
-    const auto one = run_lab_json(LAB_lab08_adaptive_routing, "lab08_one",
-                                  {k.substr(0, k.find(' ')), k.substr(k.find(' ') + 1)});
+  for (const auto& [option, value] : {std::pair{"--paths", "1"}, std::pair{"--spread", "0"}}) {
+    CAPTURE(option);
+    const auto one = run_lab_json(LAB_lab08_adaptive_routing, "lab08_one", {option, value});
     CHECK(one.at("ok") == true);
     CHECK(check_ok(one, "in_order"));
     for (const char* run : {"ar_off", "ar_on"}) {
