@@ -210,9 +210,21 @@ want_lanes = int(sys.argv[3])
 chans = [ch for c in summary["conversations"] for ch in c["channels"]]
 lanes = root.findall("s:g[@class='lane']", ns)
 ok = len(lanes) == min(want_lanes, len(chans)) and root.get("data-requesters") == str(len(chans))
+# Queueing delay: one stem per RTT sample, each the sample's excess over the
+# lowest RTT towards the same responder address, so the highest stem of a
+# lane is its rtt_max_ns minus that lowest RTT.
+base = {}
+for ch in chans:
+    if ch["rtt_samples"]:
+        a = ch["responder"]["addr"]
+        base[a] = min(base.get(a, ch["rtt_min_ns"]), ch["rtt_min_ns"])
 for g, ch in zip(lanes, chans):
     ok &= len(g.findall("s:line[@class='ce']", ns)) == ch["ecn_ce"]
     ok &= len(g.findall("s:line[@class='cnp']", ns)) == ch["cnps"]
+    stems = [int(r.get("data-ns")) for r in g.findall("s:rect[@class='qdelay']", ns)]
+    ok &= len(stems) == ch["rtt_samples"] and min(stems, default=0) >= 0
+    if stems:
+        ok &= max(stems) == ch["rtt_max_ns"] - base[ch["responder"]["addr"]]
 for p in summary.get("pfc", []):
     prio = "8" if p["priority"] is None else str(p["priority"])
     drawn = sum(int(r.get("data-ns")) for r in root.findall("s:rect[@class='pfc']", ns)

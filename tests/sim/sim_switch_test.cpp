@@ -2,6 +2,7 @@
 // adaptive routing. Every number checked is derived in the comment above it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,11 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/i18n/i18n.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/topology.hpp"
@@ -1044,4 +1047,104 @@ TEST_CASE("DWRR shares a busy port by the classes' quanta") {
   CAPTURE(ratio);
   CHECK(ratio > 2 * 0.95);
   CHECK(ratio < 2 * 1.05);
+}
+
+TEST_CASE("the queueing delay a capture's round trips show is the wait at the bottleneck") {
+  // rdmapcap reads queueing from a capture as each round trip's excess over
+  // the lowest round trip towards the same responder. Here that is checked
+  // against the wait the switch imposed, derived by hand and read from a tap
+  // on the bottleneck port.
+  //
+  // Four senders WRITE 1 MiB each (256 packets of 4096 bytes) into one
+  // receiver through one switch at 100 Gb/s, 1 us per link, no jitter. PFC
+  // keeps the class lossless; no pause is sent, since an ingress port never
+  // holds more than its sender's 1 MiB, under XOFF (2 MiB).
+  // - Serialisation: a WRITE First (4170 bytes, + 20 of preamble and gap)
+  //   takes 335 ns; a Middle or Last (4154 + 20) 333 ns, whole nanoseconds.
+  // - AckReq (as rxe): packets 65, 131, 197 (every 66th, 0-based) and the
+  //   last, 255. 16 round trips in all.
+  // - The senders start together. A sender's packet k >= 1 starts at
+  //   335 + (k - 1) x 333 and is whole at the switch 333 + 1000 later, so
+  //   round k of the four is there at A_k = A_0 + k x 333, with
+  //   A_0 = 335 + 1000 = 1335 ns after the start.
+  // - The port to the receiver is busy from A_0 on (4 frames arrive per 333
+  //   ns, one leaves), first-in first-out: frame n = 4k + r (r = 0..3, the
+  //   order within a round) starts at A_0 + 4 x 335 + (n - 4) x 333.
+  // - So its wait W = 1340 + (3k + r - 4) x 333 ns: 64,943 + 333 r for
+  //   k = 65, up to 254,753 + 333 r for k = 255.
+  // - Its round trip, from leaving the sender to the ACK leaving the
+  //   receiver (both on the sender-port capture), is W + 2 x (333 + 1000).
+  sim::SwitchConfig sc;
+  sc.pfc[3].enabled = true;
+  sc.pfc[3].xoff_bytes = 2 << 20;
+  Incast inc(4, sc, kTcLossless);
+  const std::string path = simtest::temp_pcap("queue_delay");
+  const std::string tap = simtest::temp_pcap("queue_delay_port");
+  inc.net.fabric.start_capture(path);
+  inc.net.fabric.start_port_capture(inc.sw, 0, tap);  // port 0: the receiver
+  REQUIRE(inc.run(1 << 20));
+  inc.net.fabric.stop_port_capture(inc.sw, 0);
+  inc.net.fabric.stop_capture();
+  CHECK(inc.switch_drops() == 0);
+  for (std::size_t port = 0; port < inc.net.fabric.switch_ports(inc.sw); ++port)
+    CHECK(inc.net.fabric.switch_port_stats(inc.sw, port).tx_pause[3] == 0);
+
+  std::vector<std::int64_t> derived;
+  for (const std::int64_t k : {65, 131, 197, 255})
+    for (std::int64_t r = 0; r < 4; ++r) derived.push_back(1340 + (3 * k + r - 4) * 333);
+  std::sort(derived.begin(), derived.end());
+
+  // The wait at the switch, read from the two taps: leaving the port minus
+  // whole at the switch (leaving the sender + 333 + 1000).
+  const auto key = [](const simtest::Pkt& p) { return std::pair{p.src, p.psn}; };
+  std::map<std::pair<wire::IpAddress, std::uint32_t>, std::int64_t> sent;
+  for (const simtest::Pkt& p : simtest::read_capture(path))
+    if (p.ack_req) sent[key(p)] = p.time_ns;
+  std::vector<std::int64_t> waited;
+  for (const simtest::Pkt& p : simtest::read_capture(tap)) {
+    const auto it = sent.find(key(p));
+    if (p.ack_req && it != sent.end()) waited.push_back(p.time_ns - it->second - 333 - 1000);
+  }
+  std::sort(waited.begin(), waited.end());
+  CHECK(waited == derived);
+
+  // The round trips rdmapcap's analyser measures on the sender-port capture.
+  capture::PcapReader reader(path);
+  dissect::Analyzer analyzer;
+  dissect::PacketRecord rec;
+  capture::Packet pkt;
+  std::vector<std::int64_t> rtt;
+  while (reader.next(pkt)) {
+    dissect::decode_record(pkt.data, pkt.original_length, *reader.link_type(), pkt.frame,
+                           pkt.time_ns, rec);
+    analyzer.feed(rec);
+    for (const dissect::Event& e : rec.events)
+      if (e.type == dissect::EventType::AckMatched && e.delta_ns >= 0) rtt.push_back(e.delta_ns);
+  }
+  std::sort(rtt.begin(), rtt.end());
+  REQUIRE(rtt.size() == derived.size());
+  for (std::size_t i = 0; i < rtt.size(); ++i) {
+    CAPTURE(i);
+    CHECK(rtt[i] == derived[i] + 2 * (333 + 1000));
+    // The queueing delay the report draws: each excess over the lowest.
+    CHECK(rtt[i] - rtt[0] == derived[i] - derived[0]);
+  }
+  // The summary agrees: 4 samples per channel, the lowest and highest.
+  std::int64_t lowest = -1, highest = -1;
+  std::uint64_t samples = 0;
+  for (const dissect::ConversationSummary& c : analyzer.summaries())
+    for (const dissect::ChannelSummary& ch : c.channels) {
+      if (ch.rtt_samples == 0) continue;
+      CHECK(ch.rtt_samples == 4);
+      samples += ch.rtt_samples;
+      lowest = lowest < 0 ? ch.rtt_min_ns : std::min(lowest, ch.rtt_min_ns);
+      highest = std::max(highest, ch.rtt_max_ns);
+    }
+  CHECK(samples == 16);
+  CHECK(lowest == 64'943 + 2666);
+  CHECK(highest == 254'753 + 3 * 333 + 2666);
+  if (std::getenv("RDMALAB_KEEP_CAPTURE") == nullptr) {
+    std::filesystem::remove(path);
+    std::filesystem::remove(tap);
+  }
 }

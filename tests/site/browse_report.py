@@ -117,13 +117,14 @@ def check_report(driver, rdmapcap, data, out_dir, capture, lang):
         for k, ch in enumerate(conv["channels"], start=1):
             plot = f"plot-{conv['id']}-{k}"
             got = js(f"var p = document.getElementById('{plot}'); return p ? "
-                     "[p.querySelectorAll('line.ce').length, p.querySelectorAll('line.cnp').length]"
-                     " : null")
+                     "[p.querySelectorAll('line.ce').length, p.querySelectorAll('line.cnp').length,"
+                     " p.querySelectorAll('rect.qdelay').length] : null")
             if got is None:
                 fail(f"{where}: no timeline {plot}")
-            elif got != [ch["ecn_ce"], ch["cnps"]]:
-                fail(f"{where}: {plot} shows {got[0]} CE and {got[1]} CNP ticks, "
-                     f"the summary counts {ch['ecn_ce']} and {ch['cnps']}")
+            elif got != [ch["ecn_ce"], ch["cnps"], ch["rtt_samples"]]:
+                fail(f"{where}: {plot} shows {got[0]} CE and {got[1]} CNP ticks and {got[2]} "
+                     f"queueing delays, the summary counts {ch['ecn_ce']}, {ch['cnps']} and "
+                     f"{ch['rtt_samples']} RTTs")
             ce_total += ch["ecn_ce"] + ch["cnps"]
 
     # The overview: one lane per requester QP (16 at most), its ticks as the
@@ -131,11 +132,13 @@ def check_report(driver, rdmapcap, data, out_dir, capture, lang):
     chans = [ch for conv in summary["conversations"] for ch in conv["channels"]][:16]
     ov = js("var p = document.getElementById('overview-plot'); return p ? "
             "[p.querySelectorAll('g.lane').length, p.querySelectorAll('line.ce').length,"
-            " p.querySelectorAll('line.cnp').length] : null")
+            " p.querySelectorAll('line.cnp').length, p.querySelectorAll('rect.qdelay').length]"
+            " : null")
     if chans or summary.get("pfc"):
-        want = [len(chans), sum(c["ecn_ce"] for c in chans), sum(c["cnps"] for c in chans)]
+        want = [len(chans), sum(c["ecn_ce"] for c in chans), sum(c["cnps"] for c in chans),
+                sum(c["rtt_samples"] for c in chans)]
         if ov != want:
-            fail(f"{where}: overview shows [lanes, CE, CNP] {ov}, the summary {want}")
+            fail(f"{where}: overview shows [lanes, CE, CNP, RTT] {ov}, the summary {want}")
     elif ov is not None:
         fail(f"{where}: an overview with nothing to draw")
 

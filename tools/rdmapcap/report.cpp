@@ -154,6 +154,8 @@ constexpr int kPlotWidth = 1100, kLabelWidth = 250, kRateHeight = 90, kLaneHeigh
 // The overview: a title and legend, then per requester QP a rate lane with a
 // strip of CE and CNP ticks under it.
 constexpr int kLegendHeight = 44, kOverviewRate = 30, kOverviewLaneHeight = 44;
+// Under the ticks, when the capture has round trips: the queueing delay.
+constexpr int kOverviewDelay = 20;
 
 }  // namespace
 
@@ -161,11 +163,24 @@ Report::Report(const dissect::Analyzer& first, std::int64_t start_ns, ReportOpti
     : opt_(std::move(options)), stats_(first.stats()), pfc_(first.pfc()), start_ns_(start_ns) {
   std::vector<dissect::ConversationSummary> all = first.summaries();
   total_convs_ = all.size();
-  for (const dissect::ConversationSummary& s : all) total_channels_ += s.channels.size();
+  // The lowest round trip towards each responder address, over every channel.
+  std::map<wire::IpAddress, std::int64_t> base;
+  for (const dissect::ConversationSummary& s : all) {
+    total_channels_ += s.channels.size();
+    for (const dissect::ChannelSummary& ch : s.channels) {
+      if (ch.rtt_samples == 0) continue;
+      const auto [it, added] = base.try_emplace(ch.responder.addr, ch.rtt_min_ns);
+      if (!added) it->second = std::min(it->second, ch.rtt_min_ns);
+    }
+  }
   for (dissect::ConversationSummary& s : all) {
     if (convs_.size() == opt_.conversations) break;
     Conversation c;
     c.channels.resize(s.channels.size());
+    for (std::size_t i = 0; i < s.channels.size(); ++i) {
+      const auto it = base.find(s.channels[i].responder.addr);
+      if (it != base.end()) c.channels[i].base_rtt_ns = it->second;
+    }
     c.summary = std::move(s);
     convs_.push_back(std::move(c));
   }
@@ -215,14 +230,16 @@ void Report::packet(const dissect::PacketRecord& rec) {
         pfc_events_.push_back(EventRow{e, rec.time_ns, false});
     }
   }
-  // CE marks and CNPs go to the requester QP's timeline: a CE-marked request
-  // travels requester -> responder QP, a CNP responder -> requester QP.
+  // CE marks, CNPs and round trips go to the requester QP's timeline: a
+  // CE-marked request travels requester -> responder QP, a CNP and an ACK
+  // responder -> requester QP.
   const auto src = rec.decoded.src_address();
   const auto dst = rec.decoded.dst_address();
   if (src && dst && rec.has_bth()) {
     const std::uint32_t qp = rec.decoded.ib->bth.dest_qp;
     for (const Event& e : rec.events) {
-      if (e.type != EventType::EcnMarked && e.type != EventType::Cnp) continue;
+      const bool rtt = e.type == EventType::AckMatched && e.delta_ns >= 0;
+      if (e.type != EventType::EcnMarked && e.type != EventType::Cnp && !rtt) continue;
       const bool ce = e.type == EventType::EcnMarked;
       for (Conversation& c : convs_) {
         for (std::size_t i = 0; i < c.channels.size(); ++i) {
@@ -231,7 +248,11 @@ void Report::packet(const dissect::PacketRecord& rec) {
                                       (!s.responder.qpn_known || s.responder.qpn == qp)
                                 : s.responder.addr == *src && s.requester.addr == *dst &&
                                       s.requester.qpn_known && s.requester.qpn == qp;
-          if (match) (ce ? c.channels[i].ce_ns : c.channels[i].cnp_ns).push_back(rec.time_ns);
+          if (!match) continue;
+          if (rtt)
+            c.channels[i].rtt.emplace_back(rec.time_ns, e.delta_ns);
+          else
+            (ce ? c.channels[i].ce_ns : c.channels[i].cnp_ns).push_back(rec.time_ns);
         }
       }
     }
@@ -426,6 +447,15 @@ constexpr const char* kRateColor = "#4a78c0";
 constexpr const char* kCeColor = "#d07000";
 constexpr const char* kCnpColor = "#c00000";
 constexpr const char* kPauseColor = "#8a50b0";
+constexpr const char* kDelayColor = "#1a8a7a";
+
+/// The highest queueing delay of a channel's RTT samples, or 0.
+std::int64_t max_delay(const std::vector<std::pair<std::int64_t, std::int64_t>>& rtt,
+                       std::int64_t base) {
+  std::int64_t top = 0;
+  for (const auto& [t, r] : rtt) top = std::max(top, r - base);
+  return top;
+}
 
 }  // namespace
 
@@ -465,7 +495,7 @@ void Report::time_axis(int y, std::string& out) const {
 
 void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::string& out,
                       const std::string& id) const {
-  const std::size_t lanes = 2 + pauses_.size();
+  const std::size_t lanes = 3 + pauses_.size();
   const int height = kRateHeight + static_cast<int>(lanes) * kLaneHeight + kAxisHeight + 8;
   const int width = kLabelWidth + kPlotWidth + 20;
   put(out, "<h4>{}</h4>\n",
@@ -497,6 +527,10 @@ void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::
   lane_label(out, y, i18n::tr(M("rep.lane.cnp"), ch.cnp_ns.size()));
   ticks(ch.cnp_ns, "cnp", kCnpColor);
   y += kLaneHeight;
+  const std::int64_t top = max_delay(ch.rtt, ch.base_rtt_ns);
+  lane_label(out, y, i18n::tr(M("rep.lane.qdelay"), duration_text(top), ch.rtt.size()));
+  delay_stems(ch, top, y + 3, kLaneHeight - 6, out);
+  y += kLaneHeight;
   pause_lanes(y, out);
   time_axis(y, out);
   out += "</svg>\n";
@@ -518,6 +552,18 @@ void Report::rate_bars(const dissect::ChannelSummary& s, double peak, int y, int
   }
 }
 
+void Report::delay_stems(const Channel& ch, std::int64_t top, int y, int height,
+                         std::string& out) const {
+  for (const auto& [t, r] : ch.rtt) {
+    const std::int64_t d = r - ch.base_rtt_ns;
+    const double h = top > 0 ? static_cast<double>(d) / static_cast<double>(top) * height : 0;
+    put(out,
+        "<rect class=\"qdelay\" data-ns=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"1.5\" "
+        "height=\"{:.1f}\" fill=\"{}\"><title>{}</title></rect>\n",
+        d, x_of(t), y + height - h, h, kDelayColor, duration_text(d));
+  }
+}
+
 void Report::overview(std::string& out) const {
   struct Lane {
     std::uint32_t conv;
@@ -532,20 +578,25 @@ void Report::overview(std::string& out) const {
   const std::size_t total = total_channels_;
   // One scale for every lane: the highest bin of any of them.
   double peak = 0;
-  std::size_t ce = 0, cnp = 0;
+  std::size_t ce = 0, cnp = 0, rtts = 0;
+  std::int64_t top = 0;  // the highest queueing delay: the delay strips' scale
   for (const Lane& l : lanes) {
     peak = std::max(peak, peak_bps(*l.s));
     ce += l.ch->ce_ns.size();
     cnp += l.ch->cnp_ns.size();
+    rtts += l.ch->rtt.size();
+    top = std::max(top, max_delay(l.ch->rtt, l.ch->base_rtt_ns));
   }
+  const int lane_height = kOverviewLaneHeight + (rtts > 0 ? kOverviewDelay : 0);
   const int width = kLabelWidth + kPlotWidth + 20;
   const int cut = total > lanes.size() ? kLaneHeight : 0;
-  const int height = kLegendHeight + static_cast<int>(lanes.size()) * kOverviewLaneHeight + cut +
+  const int height = kLegendHeight + static_cast<int>(lanes.size()) * lane_height + cut +
                      static_cast<int>(pauses_.size()) * kLaneHeight + kAxisHeight + 8;
   svg_open(out,
            fmt::format("class=\"plot overview\" id=\"overview-plot\" data-lanes=\"{}\" "
-                       "data-requesters=\"{}\" data-ce=\"{}\" data-cnp=\"{}\"",
-                       lanes.size(), total, ce, cnp),
+                       "data-requesters=\"{}\" data-ce=\"{}\" data-cnp=\"{}\" "
+                       "data-rtt=\"{}\" data-qdelay-max=\"{}\"",
+                       lanes.size(), total, ce, cnp, rtts, top),
            width, height);
   put(out, "<rect width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n", width, height);
   // Title and legend.
@@ -563,11 +614,19 @@ void Report::overview(std::string& out) const {
   key(kCeColor, M("rep.legend_ce"));
   key(kCnpColor, M("rep.legend_cnp"));
   key(kPauseColor, M("rep.legend_pfc"));
+  if (rtts > 0) {
+    key(kDelayColor, M("rep.legend_qdelay"));
+    put(out, "<text x=\"{}\" y=\"33\">{}</text>\n", lx,
+        esc(i18n::tr(M("rep.qdelay_scale"), duration_text(top))));
+  }
   int y = kLegendHeight;
   for (const Lane& l : lanes) {
     const std::string requester = dissect::endpoint_string(l.s->requester);
-    put(out, "<g class=\"lane\" data-conv=\"{}\" data-ce=\"{}\" data-cnp=\"{}\">\n", l.conv,
-        l.ch->ce_ns.size(), l.ch->cnp_ns.size());
+    put(out,
+        "<g class=\"lane\" data-conv=\"{}\" data-ce=\"{}\" data-cnp=\"{}\" data-rtt=\"{}\" "
+        "data-qdelay-max=\"{}\">\n",
+        l.conv, l.ch->ce_ns.size(), l.ch->cnp_ns.size(), l.ch->rtt.size(),
+        max_delay(l.ch->rtt, l.ch->base_rtt_ns));
     put(out, "<title>{}</title>\n",
         esc(i18n::tr(M("rep.lane.requester_title"), l.conv, requester,
                      dissect::endpoint_string(l.s->responder), l.ch->ce_ns.size(),
@@ -588,8 +647,14 @@ void Report::overview(std::string& out) const {
           "<line class=\"cnp\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" "
           "stroke=\"{3}\"/>\n",
           x_of(t), y + kOverviewRate + 6, y + kOverviewRate + 11, kCnpColor);
+    if (rtts > 0) {
+      const int band = y + kOverviewLaneHeight - 2;
+      put(out, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f3faf8\"/>\n",
+          kLabelWidth, band, kPlotWidth, kOverviewDelay);
+      delay_stems(*l.ch, top, band, kOverviewDelay, out);
+    }
     out += "</g>\n";
-    y += kOverviewLaneHeight;
+    y += lane_height;
   }
   if (cut != 0) {
     put(out, "<text x=\"4\" y=\"{}\" font-style=\"italic\">{}</text>\n", y + 17,

@@ -246,8 +246,14 @@ const wire::OpcodeInfo* QpImpl::build_request(const SendWqe& w, std::size_t slot
   }
   if (op == nullptr) return nullptr;
   p.bth.opcode = op->value;
-  // AckReq on the last packet of each message, as rxe and hardware do.
-  p.bth.ack_req = type == IBV_QPT_RC && (last || w.opcode == IBV_WR_RDMA_READ);
+  // AckReq on the last packet of each message, and inside a long message on
+  // every 66th packet, as rxe does: its requester asks for an ACK once more
+  // than RXE_MAX_PKT_PER_ACK (64) packets have gone out without one since the
+  // last AckReq, and a message's last packet starts that count again. The
+  // responder ACKs each of them, so a long message is acknowledged as it goes.
+  constexpr std::uint32_t kPacketsPerAckReq = 66;
+  p.bth.ack_req = type == IBV_QPT_RC && (last || w.opcode == IBV_WR_RDMA_READ ||
+                                         (pk + 1) % kPacketsPerAckReq == 0);
   if (data != nullptr) p.payload = wire::Bytes(data, len);
   return op;
 }

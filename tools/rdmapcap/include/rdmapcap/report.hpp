@@ -6,8 +6,17 @@
 // section per conversation: its summary, its ladder diagram (the dissect
 // library's LadderSvg, cut into pages and zoomable), its events with links
 // to the frames' rows in the ladder, and per requester QP a timeline of the
-// request rate, the CE marks, the CNPs and the PFC pauses. The PFC section
-// lists the pause frames per sender and priority.
+// request rate, the CE marks, the CNPs, the queueing delay and the PFC
+// pauses. The PFC section lists the pause frames per sender and priority.
+//
+// Queueing delay, read from the capture: each ACK that answers a request
+// packet with AckReq gives one round trip (the summary's RTT samples). What
+// a round trip has above the lowest one seen towards the same responder
+// address is time spent in queues, since the rest of it (serialisation,
+// propagation, the responder's turnaround) is the same for every packet of
+// that path: the measure TIMELY's senders use. It is a lower bound: when no
+// packet in the capture crossed empty queues, the lowest round trip holds
+// some queueing too.
 //
 // The report is built in two steps, like `rdmapcap ladder`: the first pass
 // over the capture gives the summaries and each conversation's endpoints
@@ -51,7 +60,8 @@ class Report {
   /// The overview plot alone, a standalone SVG document (`rdmapcap plot`):
   /// one lane per requester QP with its request rate, every lane on the
   /// same scale so that shares compare at a glance, its CE marks and CNPs
-  /// as ticks, then the PFC pauses per sender and priority.
+  /// as ticks, its queueing delay (one scale too), then the PFC pauses per
+  /// sender and priority.
   [[nodiscard]] std::string overview_svg() const;
 
  private:
@@ -62,6 +72,11 @@ class Report {
   };
   struct Channel {
     std::vector<std::int64_t> ce_ns, cnp_ns;
+    /// (time of the ACK, its round trip) for every RTT sample.
+    std::vector<std::pair<std::int64_t, std::int64_t>> rtt;
+    /// The lowest round trip towards the responder's address, over every
+    /// channel of the capture; -1 when none has a sample.
+    std::int64_t base_rtt_ns = -1;
   };
   struct Conversation {
     rdmalab::dissect::ConversationSummary summary;
@@ -98,6 +113,10 @@ class Report {
   /// The request rate bars of `s`, scaled to `peak`, in a band of `height`.
   void rate_bars(const rdmalab::dissect::ChannelSummary& s, double peak, int y, int height,
                  std::string& out) const;
+  /// The queueing delay of `ch`'s RTT samples as stems scaled to `top`
+  /// (ns), in a band of `height` from `y`.
+  void delay_stems(const Channel& ch, std::int64_t top, int y, int height,
+                   std::string& out) const;
   void timeline(const rdmalab::dissect::ChannelSummary& s, const Channel& ch, std::string& out,
                 const std::string& id) const;
   [[nodiscard]] bool drawn(const Conversation& c, std::uint64_t frame) const;
