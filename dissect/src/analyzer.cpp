@@ -976,7 +976,7 @@ struct Analyzer::Impl {
 
   /// Everything up to `psn` is acknowledged (an ACK acknowledges all older
   /// PSNs: ACK coalescing, 9.7.5.1.2). Returns the AckMatched event.
-  Event ack_through(Channel& c, const PacketRecord& rec, std::uint32_t psn, bool sample = true) {
+  Event ack_through(Channel& c, PacketRecord& rec, std::uint32_t psn, bool sample = true) {
     Event e{EventType::AckMatched, rec.frame, 0, psn};
     e.psn_begin = psn;
     bool first = true;
@@ -996,6 +996,7 @@ struct Analyzer::Impl {
       return true;
     });
     if (e.delta_ns >= 0) {
+      rec.rtt_ns = e.delta_ns;
       c.rtt.add(e.delta_ns);
       ++c.s.rtt_samples;
       if (c.s.rtt_min_ns < 0 || e.delta_ns < c.s.rtt_min_ns) c.s.rtt_min_ns = e.delta_ns;

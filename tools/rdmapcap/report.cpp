@@ -231,30 +231,35 @@ void Report::packet(const dissect::PacketRecord& rec) {
     }
   }
   // CE marks, CNPs and round trips go to the requester QP's timeline: a
-  // CE-marked request travels requester -> responder QP, a CNP and an ACK
-  // responder -> requester QP.
+  // CE-marked request travels requester -> responder QP, a CNP and a
+  // response responder -> requester QP.
   const auto src = rec.decoded.src_address();
   const auto dst = rec.decoded.dst_address();
   if (src && dst && rec.has_bth()) {
     const std::uint32_t qp = rec.decoded.ib->bth.dest_qp;
+    const auto answers = [&](const dissect::ChannelSummary& s) {
+      return s.responder.addr == *src && s.requester.addr == *dst && s.requester.qpn_known &&
+             s.requester.qpn == qp;
+    };
     for (const Event& e : rec.events) {
-      const bool rtt = e.type == EventType::AckMatched && e.delta_ns >= 0;
-      if (e.type != EventType::EcnMarked && e.type != EventType::Cnp && !rtt) continue;
+      if (e.type != EventType::EcnMarked && e.type != EventType::Cnp) continue;
       const bool ce = e.type == EventType::EcnMarked;
       for (Conversation& c : convs_) {
         for (std::size_t i = 0; i < c.channels.size(); ++i) {
           const dissect::ChannelSummary& s = c.summary.channels[i];
           const bool match = ce ? s.requester.addr == *src && s.responder.addr == *dst &&
                                       (!s.responder.qpn_known || s.responder.qpn == qp)
-                                : s.responder.addr == *src && s.requester.addr == *dst &&
-                                      s.requester.qpn_known && s.requester.qpn == qp;
-          if (!match) continue;
-          if (rtt)
-            c.channels[i].rtt.emplace_back(rec.time_ns, e.delta_ns);
-          else
-            (ce ? c.channels[i].ce_ns : c.channels[i].cnp_ns).push_back(rec.time_ns);
+                                : answers(s);
+          if (match) (ce ? c.channels[i].ce_ns : c.channels[i].cnp_ns).push_back(rec.time_ns);
         }
       }
+    }
+    // The RTT sample rides on the response that took it (an ACK, a READ
+    // response, an atomic ACK), in the conversation the analyser gave it.
+    if (Conversation* c = rec.rtt_ns >= 0 ? conversation(rec.conversation) : nullptr) {
+      for (std::size_t i = 0; i < c->channels.size(); ++i)
+        if (answers(c->summary.channels[i]))
+          c->channels[i].rtt.emplace_back(rec.time_ns, rec.rtt_ns);
     }
   }
   Conversation* c = conversation(rec.conversation);
@@ -528,7 +533,10 @@ void Report::timeline(const dissect::ChannelSummary& s, const Channel& ch, std::
   ticks(ch.cnp_ns, "cnp", kCnpColor);
   y += kLaneHeight;
   const std::int64_t top = max_delay(ch.rtt, ch.base_rtt_ns);
-  lane_label(out, y, i18n::tr(M("rep.lane.qdelay"), duration_text(top), ch.rtt.size()));
+  lane_label(out, y,
+             ch.rtt.empty() ? std::string(i18n::text(M("rep.lane.qdelay_none")))
+                            : i18n::tr(M("rep.lane.qdelay"), duration_text(top),
+                                       duration_text(ch.base_rtt_ns), ch.rtt.size()));
   delay_stems(ch, top, y + 3, kLaneHeight - 6, out);
   y += kLaneHeight;
   pause_lanes(y, out);
@@ -627,10 +635,14 @@ void Report::overview(std::string& out) const {
         "data-qdelay-max=\"{}\">\n",
         l.conv, l.ch->ce_ns.size(), l.ch->cnp_ns.size(), l.ch->rtt.size(),
         max_delay(l.ch->rtt, l.ch->base_rtt_ns));
-    put(out, "<title>{}</title>\n",
-        esc(i18n::tr(M("rep.lane.requester_title"), l.conv, requester,
-                     dissect::endpoint_string(l.s->responder), l.ch->ce_ns.size(),
-                     l.ch->cnp_ns.size())));
+    std::string title =
+        i18n::tr(M("rep.lane.requester_title"), l.conv, requester,
+                 dissect::endpoint_string(l.s->responder), l.ch->ce_ns.size(), l.ch->cnp_ns.size());
+    if (!l.ch->rtt.empty())
+      title += i18n::tr(M("rep.lane.qdelay_title"), l.ch->rtt.size(),
+                        l.s->responder.addr.to_string(), duration_text(l.ch->base_rtt_ns),
+                        duration_text(max_delay(l.ch->rtt, l.ch->base_rtt_ns)));
+    put(out, "<title>{}</title>\n", esc(title));
     put(out, "<text x=\"4\" y=\"{}\">{}. {}</text>\n", y + kOverviewRate / 2 + 5, l.conv,
         esc(requester));
     put(out, "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f6f8fc\"/>\n", kLabelWidth,

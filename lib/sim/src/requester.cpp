@@ -252,8 +252,8 @@ const wire::OpcodeInfo* QpImpl::build_request(const SendWqe& w, std::size_t slot
   // last AckReq, and a message's last packet starts that count again. The
   // responder ACKs each of them, so a long message is acknowledged as it goes.
   constexpr std::uint32_t kPacketsPerAckReq = 66;
-  p.bth.ack_req = type == IBV_QPT_RC && (last || w.opcode == IBV_WR_RDMA_READ ||
-                                         (pk + 1) % kPacketsPerAckReq == 0);
+  p.bth.ack_req = type == IBV_QPT_RC &&
+                  (last || w.opcode == IBV_WR_RDMA_READ || (pk + 1) % kPacketsPerAckReq == 0);
   if (data != nullptr) p.payload = wire::Bytes(data, len);
   return op;
 }

@@ -43,6 +43,10 @@ struct PacketRecord {
   std::optional<wire::PauseFrame> pause;
   /// The conversation the analyser put this packet in (1-based), 0 for none.
   std::uint32_t conversation = 0;
+  /// The round trip this packet (an ACK, READ response or atomic ACK)
+  /// completed, when the analyser took it as an RTT sample of its channel
+  /// (ChannelSummary::rtt_samples); -1 otherwise. Set by Analyzer::feed.
+  std::int64_t rtt_ns = -1;
   /// Events found for this packet: by decode_record (ICRC, malformed) and by
   /// Analyzer::feed.
   std::vector<Event> events;

@@ -115,8 +115,7 @@ class Report {
                  std::string& out) const;
   /// The queueing delay of `ch`'s RTT samples as stems scaled to `top`
   /// (ns), in a band of `height` from `y`.
-  void delay_stems(const Channel& ch, std::int64_t top, int y, int height,
-                   std::string& out) const;
+  void delay_stems(const Channel& ch, std::int64_t top, int y, int height, std::string& out) const;
   void timeline(const rdmalab::dissect::ChannelSummary& s, const Channel& ch, std::string& out,
                 const std::string& id) const;
   [[nodiscard]] bool drawn(const Conversation& c, std::uint64_t frame) const;
