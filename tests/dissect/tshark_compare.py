@@ -12,8 +12,9 @@ then the IP ECN field (ip.dsfield.ecn) and the 802.3x / 802.1Qbb pause
 frames' fields (macc.*) against rdmapcap decode --json --all.
 
 Known differences, where rdmapcap keeps its own answer:
-  * ICRC: Wireshark shows the four ICRC bytes as a big-endian number; the
-    ICRC is a CRC-32 stored least significant byte first (IBTA 7.8.1), and
+  * ICRC and VCRC: Wireshark shows the CRC's bytes as a big-endian number;
+    both CRCs are stored least significant byte first (IBTA 7.8: the ICRC a
+    CRC-32, the VCRC a CRC-16, as a native capture's VCRCs show), and
     rdmapcap reports the CRC value. The script compares byte-swapped.
   * AtomicETH: Wireshark puts its VA and R_Key in infiniband.reth.* fields.
   * ImmDt: Wireshark prints the four bytes as hex text; rdmapcap a number.
@@ -59,6 +60,8 @@ def to_int(field, text):
         return int(text.replace(":", ""), 16)
     if field == "infiniband.invariant.crc":
         return int.from_bytes(int(text, 16).to_bytes(4, "big"), "little")
+    if field == "infiniband.variant.crc":
+        return int.from_bytes(int(text, 16).to_bytes(2, "big"), "little")
     if text in ("True", "False"):
         return int(text == "True")
     return int(text, 0)

@@ -296,6 +296,27 @@ def check_icrc(env):
         fail("the unmodified capture has a bad ICRC")
     print(f"icrc: frame {frame} flagged, nothing else")
 
+    # Native InfiniBand (ibdump's ERF records): frame 11 of ib_erf_rc.pcap
+    # had a VL bit flipped after it was sealed (tests/dissect/
+    # dissect_ib_capture_test.cpp). The VCRC covers the VL, the ICRC does
+    # not: the VCRC alone is bad, on that frame alone, in both tools.
+    ib = os.path.join(env.data, "ib_erf_rc.pcap")
+    expected = rdmapcap_events(env, ib)
+    if expected.get("vcrc_mismatch") != {11} or expected.get("icrc_mismatch"):
+        fail(f"rdmapcap on {ib}: VCRC mismatches {expected.get('vcrc_mismatch')}, "
+             f"ICRC mismatches {expected.get('icrc_mismatch')}; expected frame 11 and none")
+    for flt, want in (('rdmalab.vcrc.status == "bad"', {11}),
+                      ("rdmalab.expert.vcrc_mismatch", {11}),
+                      ('rdmalab.icrc.status == "bad"', set()),
+                      ('rdmalab.vcrc.status == "good"', set(range(1, 16)) - {11})):
+        got = filtered_frames(env, ib, flt)
+        if got != want:
+            fail(f"{ib}: -Y '{flt}' selects {sorted(got)}, expected {sorted(want)}")
+    out = env.tshark(ib, "-Y", "frame.number == 11", "-T", "fields", "-e", "rdmalab.vcrc.computed")
+    if not out.strip().startswith("0x"):
+        fail(f"rdmalab.vcrc.computed missing on frame 11: {out!r}")
+    print("icrc: the InfiniBand capture's one damaged VCRC flagged, nothing else")
+
 
 def check_language(env):
     """The language preference switches explanations between English and Chinese."""

@@ -178,6 +178,12 @@ bool FrameStore::feed(wire::Bytes captured, std::size_t original_length, wire::L
     e.icrc_expected = rec_.icrc->expected;
     e.icrc_actual = rec_.icrc->actual;
   }
+  e.native_ib = rec_.decoded.roce == wire::RoceVersion::NativeIb;
+  if (rec_.vcrc) {
+    e.vcrc = rec_.vcrc->ok() ? IcrcStatus::Good : IcrcStatus::Bad;
+    e.vcrc_expected = rec_.vcrc->expected;
+    e.vcrc_actual = rec_.vcrc->actual;
+  }
   e.message = messages_.track(rec_);
   e.first_event = static_cast<std::uint32_t>(events_.size());
   e.event_count = static_cast<std::uint32_t>(rec_.events.size());
@@ -206,6 +212,10 @@ std::optional<FrameFindings> FrameStore::find(std::uint64_t frame) const {
   f.icrc = it->icrc;
   f.icrc_expected = it->icrc_expected;
   f.icrc_actual = it->icrc_actual;
+  f.native_ib = it->native_ib;
+  f.vcrc = it->vcrc;
+  f.vcrc_expected = it->vcrc_expected;
+  f.vcrc_actual = it->vcrc_actual;
   f.message = it->message;
   if (it->ecn != kNoEcn) f.ecn = it->ecn;
   f.cnp = it->cnp;

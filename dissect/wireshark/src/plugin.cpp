@@ -40,6 +40,7 @@
 #include "catalog.hpp"
 #include "rdmalab/dissect/event.hpp"
 #include "rdmalab/wire/describe.hpp"
+#include "rdmalab/wire/erf.hpp"
 #include "rdmalab/wire/pause.hpp"
 #include "rdmalab/wire/timers.hpp"
 #include "rdmalab/wireshark/frame_store.hpp"
@@ -77,6 +78,8 @@ int hf_msg_length = -1;
 int hf_request_frame = -1;
 int hf_icrc_status = -1;
 int hf_icrc_computed = -1;
+int hf_vcrc_status = -1;
+int hf_vcrc_computed = -1;
 int hf_timeout = -1;
 int hf_wait = -1;
 int hf_retries = -1;
@@ -189,7 +192,11 @@ const char* startup_text(const i18n::Message& m) {
 
 // ---- dissection ----
 
-// The pcap link type of a frame, from Wireshark's encapsulation number.
+// The pcap link type of a frame's bytes, from Wireshark's encapsulation
+// number. An ERF record (ibdump) reaches a dissector without its ERF header,
+// which Wireshark keeps in the pseudo-header: a record of type 21 leaves the
+// bare InfiniBand packet, as link type 247 has it. Other ERF types hold no
+// RoCE or InfiniBand packet.
 std::optional<rdmalab::wire::LinkType> link_type(const packet_info* pinfo) {
   using rdmalab::wire::LinkType;
   if (pinfo->rec == nullptr || pinfo->rec->rec_type != REC_TYPE_PACKET) return std::nullopt;
@@ -200,6 +207,13 @@ std::optional<rdmalab::wire::LinkType> link_type(const packet_info* pinfo) {
     case WTAP_ENCAP_RAW_IP6: return LinkType::Ipv6;
     case WTAP_ENCAP_SLL: return LinkType::LinuxSll;
     case WTAP_ENCAP_SLL2: return LinkType::LinuxSll2;
+    case WTAP_ENCAP_INFINIBAND: return LinkType::Infiniband;
+    case WTAP_ENCAP_ERF:
+      // The type's top bit says that extension headers follow.
+      if (pinfo->pseudo_header != nullptr &&
+          (pinfo->pseudo_header->erf.phdr.type & 0x7F) == rdmalab::wire::erf::kTypeInfiniband)
+        return LinkType::Infiniband;
+      return std::nullopt;
     default: return std::nullopt;
   }
 }
@@ -372,6 +386,16 @@ class Planner {
     if (f.icrc == IcrcStatus::Bad)
       add_uint(false, hf_icrc_computed, M("hf.icrc_computed"), f.icrc_expected,
                fmt::format("0x{:08x}", f.icrc_expected));
+    if (!f.native_ib) return;
+    switch (f.vcrc) {
+      case IcrcStatus::Good: shown = i18n::tr(M("vcrc.good"), f.vcrc_actual); break;
+      case IcrcStatus::Bad: shown = i18n::tr(M("vcrc.bad"), f.vcrc_actual, f.vcrc_expected); break;
+      case IcrcStatus::NotChecked: shown = i18n::tr(M("icrc.unchecked")); break;
+    }
+    add_uint(false, hf_vcrc_status, M("hf.vcrc_status"), static_cast<guint64>(f.vcrc), shown);
+    if (f.vcrc == IcrcStatus::Bad)
+      add_uint(false, hf_vcrc_computed, M("hf.vcrc_computed"), f.vcrc_expected,
+               fmt::format("0x{:04x}", f.vcrc_expected));
   }
 
   void add_message(const FrameFindings& f) {
@@ -600,6 +624,10 @@ void register_rdmalab() {
       hf(&hf_icrc_status, "rdmalab.icrc.status", M("hf.icrc_status"), FT_UINT8, BASE_DEC,
          VALS(kIcrcStatusNames)),
       hf(&hf_icrc_computed, "rdmalab.icrc.computed", M("hf.icrc_computed"), FT_UINT32, BASE_HEX,
+         nullptr),
+      hf(&hf_vcrc_status, "rdmalab.vcrc.status", M("hf.vcrc_status"), FT_UINT8, BASE_DEC,
+         VALS(kIcrcStatusNames)),
+      hf(&hf_vcrc_computed, "rdmalab.vcrc.computed", M("hf.vcrc_computed"), FT_UINT16, BASE_HEX,
          nullptr),
       hf(&hf_timeout, "rdmalab.timeout", M("hf.timeout"), FT_UINT8, BASE_DEC, nullptr),
       hf(&hf_wait, "rdmalab.wait", M("hf.wait"), FT_RELATIVE_TIME, BASE_NONE, nullptr),

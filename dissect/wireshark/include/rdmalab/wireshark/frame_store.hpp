@@ -79,6 +79,12 @@ struct FrameFindings {
   IcrcStatus icrc = IcrcStatus::NotChecked;
   std::uint32_t icrc_expected = 0;  // computed over the packet
   std::uint32_t icrc_actual = 0;    // carried by the packet
+  /// A native InfiniBand packet (LRH first) carries a VCRC as well: the CRC
+  /// of its last link, recomputed by every switch on the way.
+  bool native_ib = false;
+  IcrcStatus vcrc = IcrcStatus::NotChecked;
+  std::uint16_t vcrc_expected = 0;
+  std::uint16_t vcrc_actual = 0;
   MessageInfo message;
   /// Events found when the frame was fed, in the analyser's order.
   std::span<const dissect::Event> events;
@@ -171,9 +177,13 @@ class FrameStore {
   struct Entry {
     std::uint64_t frame = 0;
     IcrcStatus icrc = IcrcStatus::NotChecked;
+    IcrcStatus vcrc = IcrcStatus::NotChecked;
     std::uint8_t ecn = kNoEcn;
     bool cnp = false;
     bool pause = false;  // its PauseFrame is in pauses_
+    bool native_ib = false;
+    std::uint16_t vcrc_expected = 0;
+    std::uint16_t vcrc_actual = 0;
     std::uint32_t cnp_qp = 0;
     std::uint32_t icrc_expected = 0;
     std::uint32_t icrc_actual = 0;
