@@ -218,8 +218,9 @@ void write_and_compare(const std::vector<Packet>& packets, const std::string& na
   const std::filesystem::path committed = std::filesystem::path(RDMALAB_TEST_DATA) / name;
   if (std::getenv("RDMALAB_WRITE_TEST_DATA") != nullptr)
     std::filesystem::copy_file(tmp, committed, std::filesystem::copy_options::overwrite_existing);
-  CHECK_MESSAGE(read_file(tmp) == read_file(committed),
-                name << " differs from what this test writes (RDMALAB_WRITE_TEST_DATA=1 rewrites it)");
+  CHECK_MESSAGE(
+      read_file(tmp) == read_file(committed),
+      name << " differs from what this test writes (RDMALAB_WRITE_TEST_DATA=1 rewrites it)");
   std::filesystem::remove(tmp);
 }
 
