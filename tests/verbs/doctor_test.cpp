@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
+
 #include "rdmalab/verbs/sim_backend.hpp"
 
 using namespace rdmalab;
@@ -177,4 +180,103 @@ TEST_CASE("probe_max_inline_data with a ceiling below the device's limit returns
   auto ctx = backend->open("sim0");
   CHECK(probe_max_inline_data(*ctx, 100) == 100);
   CHECK(probe_max_inline_data(*ctx, 257) == 256);
+}
+
+namespace {
+/// An InfiniBand HCA's port 1, as ibv_query_port describes it.
+DeviceReport mlx5_0(ibv_port_state state, std::uint8_t phys_state) {
+  DeviceReport d;
+  d.info = {"mlx5_0", "b859:9f03:00a1:b2c3", "InfiniBand"};
+  PortReport p;
+  p.info.state = state;
+  p.info.phys_state = phys_state;
+  p.info.link_layer = IBV_LINK_LAYER_INFINIBAND;
+  p.info.active_mtu = IBV_MTU_4096;
+  p.info.max_mtu = IBV_MTU_4096;
+  if (state == IBV_PORT_ACTIVE || state == IBV_PORT_ARMED) {
+    p.info.lid = 7;
+    p.info.sm_lid = 1;
+  }
+  p.info.active_width = 2;   // 4X
+  p.info.active_speed = 32;  // EDR
+  // GID 0: the default subnet prefix fe80::/64 and the port GUID.
+  GidEntry g;
+  g.type = GidType::IB;
+  const std::array<std::uint8_t, 16> raw = {0xfe, 0x80, 0,    0,    0,    0,    0,    0,
+                                            0xba, 0x59, 0x9f, 0x03, 0x00, 0xa1, 0xb2, 0xc3};
+  std::copy(raw.begin(), raw.end(), g.gid.raw);
+  p.gids.push_back(g);
+  p.chosen_gid = choose_gid(p.gids, std::nullopt);
+  d.ports.push_back(p);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("an InfiniBand port: LIDs and the subnet manager, and what each state asks of whom") {
+  DoctorInputs in;
+  in.devices.push_back(mlx5_0(IBV_PORT_ACTIVE, 5));
+  auto checks = run_doctor(in, {});
+  const CheckResult* port = &find(checks, "ports");
+  CHECK(port->status == CheckStatus::Ok);
+  REQUIRE(port->details.size() == 2);
+  CHECK(port->details[0].find("link layer InfiniBand") != std::string::npos);
+  CHECK(port->details[1] ==
+        "mlx5_0 port 1: LID 7 (LMC 0), subnet manager at LID 1, link 4X EDR (25.0 Gb/s per "
+        "lane), physical state LINK_UP");
+  // No RoCE GID to look for on an InfiniBand port: its GID table holds the
+  // subnet prefix and the port GUID, shown with the index the labs use.
+  const CheckResult& gid = find(checks, "gid");
+  CHECK(gid.status == CheckStatus::Ok);
+  REQUIRE(gid.details.size() == 1);
+  CHECK(gid.details[0].starts_with("* [ 0] fe80::ba59:9f03:a1:b2c3"));
+  CHECK(gid.details[0].find("IB") != std::string::npos);
+  CHECK(doctor_exit_code(checks) == 0);
+
+  // The link is up and nobody configured the port: the subnet manager is missing.
+  in.devices = {mlx5_0(IBV_PORT_INIT, 5)};
+  checks = run_doctor(in, {});
+  port = &find(checks, "ports");
+  CHECK(port->status == CheckStatus::Fail);
+  CHECK(port->title ==
+        "mlx5_0 port 1 is INIT: the link is up, but no subnet manager has "
+        "configured the port");
+  CHECK(port->fix.find("opensm") != std::string::npos);
+  CHECK(port->details[1].find("LID 0 (LMC 0), subnet manager at LID 0") != std::string::npos);
+  CHECK(doctor_exit_code(checks) == 1);
+
+  in.devices = {mlx5_0(IBV_PORT_ARMED, 5)};
+  checks = run_doctor(in, {});
+  port = &find(checks, "ports");
+  CHECK(port->title.find("is ARMED") != std::string::npos);
+  CHECK(port->fix.find("sweep") != std::string::npos);
+
+  // DOWN: the physical state says why.
+  in.devices = {mlx5_0(IBV_PORT_DOWN, 2)};
+  checks = run_doctor(in, {});
+  CHECK(find(checks, "ports").title ==
+        "mlx5_0 port 1 has no link: its physical state is POLLING, "
+        "it finds no peer");
+  CHECK(find(checks, "ports").fix.find("cable") != std::string::npos);
+  in.devices = {mlx5_0(IBV_PORT_DOWN, 3)};
+  checks = run_doctor(in, {});
+  CHECK(find(checks, "ports").fix.find("ibportstate LID PORT enable") != std::string::npos);
+
+  // Unknown encodings are said to be unknown, not guessed.
+  DeviceReport odd = mlx5_0(IBV_PORT_ACTIVE, 5);
+  odd.ports[0].info.active_speed = 3;
+  in.devices = {odd};
+  checks = run_doctor(in, {});
+  CHECK(find(checks, "ports").details[1].find("link of unknown width and speed") !=
+        std::string::npos);
+
+  // And in Chinese.
+  i18n::set_current(i18n::Lang::Zh);
+  in.devices = {mlx5_0(IBV_PORT_INIT, 5)};
+  checks = run_doctor(in, {});
+  CHECK(find(checks, "ports").title.find("还没有子网管理器配置这个端口") != std::string::npos);
+  CHECK(find(checks, "ports")
+            .details[1]
+            .find("链路 4X EDR（每条通道 25.0 Gb/s），物理状态 "
+                  "LINK_UP（链路已连通）") != std::string::npos);
+  i18n::set_current(i18n::Lang::En);
 }

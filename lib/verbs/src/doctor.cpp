@@ -47,6 +47,50 @@ constexpr std::array kCatalog{
             "bring the interface up (`ip link set IFACE up`) and check the cable or the peer",
             "启用网口（`ip link set IFACE up`），并检查线缆或对端"},
     Message{"port.ok", "ports are ACTIVE", "端口均处于 ACTIVE 状态"},
+    Message{"port.ib_line",
+            "{0} port {1}: LID {2} (LMC {3}), subnet manager at LID {4}, link {5}, physical "
+            "state {6}",
+            "{0} 端口 {1}：LID {2}（LMC {3}），子网管理器位于 LID {4}，链路 {5}，物理状态 {6}"},
+    Message{"port.ib_init",
+            "{0} port {1} is INIT: the link is up, but no subnet manager has configured the port",
+            "{0} 端口 {1} 处于 INIT 状态：链路已连通，但还没有子网管理器配置这个端口"},
+    Message{"port.fix_sm",
+            "an InfiniBand fabric needs a subnet manager to assign LIDs and routes: run one on a "
+            "host of the fabric (`opensm`, Debian package opensm) or enable the one in a managed "
+            "switch; `sminfo` (package infiniband-diags) shows whether one answers",
+            "InfiniBand 网络需要子网管理器来分配 LID 和路由：在网络中的一台主机上运行一个"
+            "（`opensm`，Debian 软件包 opensm），或者启用带管理功能的交换机中的子网管理器；"
+            "`sminfo`（软件包 infiniband-diags）可以查看是否有子网管理器应答"},
+    Message{"port.ib_armed",
+            "{0} port {1} is ARMED: the subnet manager configured it but has not activated it yet",
+            "{0} 端口 {1} 处于 ARMED 状态：子网管理器已配置它，但还没有激活"},
+    Message{"port.fix_armed",
+            "wait for the subnet manager to finish its sweep; if the port stays ARMED, read the "
+            "subnet manager's log",
+            "等待子网管理器完成扫描；如果端口一直停在 ARMED，请查看子网管理器的日志"},
+    Message{"port.ib_polling",
+            "{0} port {1} has no link: its physical state is POLLING, it finds no peer",
+            "{0} 端口 {1} 没有链路：物理状态为 POLLING，找不到对端"},
+    Message{"port.fix_polling",
+            "check the cable, and that the port at the other end (a switch or an HCA) is enabled",
+            "检查线缆，并确认另一端（交换机或 HCA）的端口已启用"},
+    Message{"port.ib_disabled", "{0} port {1} is disabled: its physical state is DISABLED",
+            "{0} 端口 {1} 已被禁用：物理状态为 DISABLED"},
+    Message{"port.fix_disabled",
+            "enable it: `ibportstate LID PORT enable` (package infiniband-diags) from a host that "
+            "may manage the fabric, or in the switch",
+            "启用它：在有权管理该网络的主机上运行 `ibportstate LID PORT enable`（软件包 "
+            "infiniband-diags），或者在交换机上启用"},
+    Message{"phys.sleep", "SLEEP", "SLEEP（休眠）"},
+    Message{"phys.polling", "POLLING", "POLLING（寻找对端）"},
+    Message{"phys.disabled", "DISABLED", "DISABLED（已禁用）"},
+    Message{"phys.training", "TRAINING", "TRAINING（链路训练）"},
+    Message{"phys.up", "LINK_UP", "LINK_UP（链路已连通）"},
+    Message{"phys.recovery", "LINK_ERROR_RECOVERY", "LINK_ERROR_RECOVERY（链路错误恢复）"},
+    Message{"phys.test", "PHY_TEST", "PHY_TEST（物理层测试）"},
+    Message{"phys.other", "{}", "{}"},
+    Message{"link.unknown", "of unknown width and speed", "宽度和速率未知"},
+    Message{"link.rate", "{0} {1} ({2} Gb/s per lane)", "{0} {1}（每条通道 {2} Gb/s）"},
     Message{"gid.title", "GID table of {0} port {1} (* = the index rdmalab uses)",
             "{0} 端口 {1} 的 GID 表（* 标出 rdmalab 使用的索引）"},
     Message{"gid.row", "{0} [{1:>2}] {2:<40} {3}{4}", "{0} [{1:>2}] {2:<40} {3}{4}"},
@@ -129,6 +173,46 @@ constexpr std::array kCatalog{
 };
 consteval const Message& M(std::string_view key) {
   return i18n::find(kCatalog, key);
+}
+
+std::string phys_state(std::uint8_t s) {
+  switch (s) {
+    case 1: return i18n::tr(M("phys.sleep"));
+    case 2: return i18n::tr(M("phys.polling"));
+    case 3: return i18n::tr(M("phys.disabled"));
+    case 4: return i18n::tr(M("phys.training"));
+    case 5: return i18n::tr(M("phys.up"));
+    case 6: return i18n::tr(M("phys.recovery"));
+    case 7: return i18n::tr(M("phys.test"));
+    default: return i18n::tr(M("phys.other"), static_cast<int>(s));
+  }
+}
+
+/// "4X EDR (25.0 Gb/s per lane)": the width and speed encodings of
+/// ibv_port_attr (IBTA PortInfo LinkWidthActive, LinkSpeedActive and its
+/// extensions), the per-lane rates as ibv_devinfo prints them.
+std::string ib_link(std::uint8_t width, std::uint8_t speed) {
+  const char* w = width == 1    ? "1X"
+                  : width == 2  ? "4X"
+                  : width == 4  ? "8X"
+                  : width == 8  ? "12X"
+                  : width == 16 ? "2X"
+                                : nullptr;
+  const char* s = nullptr;
+  const char* rate = nullptr;
+  switch (speed) {
+    case 1: s = "SDR", rate = "2.5"; break;
+    case 2: s = "DDR", rate = "5.0"; break;
+    case 4: s = "QDR", rate = "10.0"; break;
+    case 8: s = "FDR10", rate = "10.0"; break;
+    case 16: s = "FDR", rate = "14.0"; break;
+    case 32: s = "EDR", rate = "25.0"; break;
+    case 64: s = "HDR", rate = "50.0"; break;
+    case 128: s = "NDR", rate = "100.0"; break;
+    default: break;
+  }
+  if (w == nullptr || s == nullptr) return i18n::tr(M("link.unknown"));
+  return i18n::tr(M("link.rate"), w, s, rate);
 }
 
 std::string port_state(ibv_port_state s) {
@@ -265,14 +349,36 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
                      mtu_bytes(p.info.active_mtu), mtu_bytes(p.info.max_mtu),
                      eth ? "Ethernet (RoCE)" : "InfiniBand",
                      p.netdev.empty() ? std::string() : i18n::tr(M("port.netdev"), p.netdev)));
+        if (!eth)
+          port.details.push_back(i18n::tr(
+              M("port.ib_line"), d.info.name, p.port, p.info.lid, p.info.lmc, p.info.sm_lid,
+              ib_link(p.info.active_width, p.info.active_speed), phys_state(p.info.phys_state)));
         if (p.info.state != IBV_PORT_ACTIVE) {
           port.status = CheckStatus::Fail;
-          port.title = i18n::tr(M("port.down"), d.info.name, p.port);
-          port.fix = i18n::tr(M("port.fix_down"));
+          // On InfiniBand the logical state says who has not done its part
+          // yet: the subnet manager (INIT, ARMED) or the link (DOWN).
+          const auto say = [&](const i18n::Message& title, const i18n::Message& fix) {
+            port.title = i18n::tr(title, d.info.name, p.port);
+            port.fix = i18n::tr(fix);
+          };
+          if (eth)
+            say(M("port.down"), M("port.fix_down"));
+          else if (p.info.state == IBV_PORT_INIT)
+            say(M("port.ib_init"), M("port.fix_sm"));
+          else if (p.info.state == IBV_PORT_ARMED)
+            say(M("port.ib_armed"), M("port.fix_armed"));
+          else if (p.info.phys_state == 2)
+            say(M("port.ib_polling"), M("port.fix_polling"));
+          else if (p.info.phys_state == 3)
+            say(M("port.ib_disabled"), M("port.fix_disabled"));
+          else
+            say(M("port.down"), M("port.fix_polling"));
         }
         out.push_back(std::move(port));
 
-        if (!eth) continue;
+        // An InfiniBand port's GIDs are its subnet prefix and port GUID
+        // (type IB): shown, with no RoCE GID to look for.
+        if (!eth && p.gids.empty()) continue;
         CheckResult gid{
             "gid", CheckStatus::Ok, i18n::tr(M("gid.title"), d.info.name, p.port), {}, {}};
         bool has_v4_v2 = false;
@@ -286,7 +392,7 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
           gid.status = CheckStatus::Fail;
           gid.title = i18n::tr(M("gid.bad_index"), *opt.gid_index, d.info.name, p.port);
           gid.fix = i18n::tr(M("gid.fix_index"));
-        } else if (!has_v4_v2) {
+        } else if (eth && !has_v4_v2) {
           gid.status = CheckStatus::Warn;
           gid.title = i18n::tr(M("gid.no_v2"), d.info.name, p.port);
           gid.fix = i18n::tr(M("gid.fix_v2"));

@@ -260,6 +260,11 @@ class IbvContext final : public Context {
     p.link_layer = a.link_layer;
     p.lid = a.lid;
     p.gid_table_len = a.gid_tbl_len;
+    p.sm_lid = a.sm_lid;
+    p.lmc = a.lmc;
+    p.phys_state = a.phys_state;
+    p.active_width = a.active_width;
+    p.active_speed = a.active_speed;
     return p;
   }
 

@@ -25,6 +25,17 @@ struct PortInfo {
   std::uint8_t link_layer = IBV_LINK_LAYER_ETHERNET;
   std::uint16_t lid = 0;
   int gid_table_len = 0;
+  // InfiniBand's subnet, as the subnet manager set it up (zero on RoCE):
+  std::uint16_t sm_lid = 0;  // where the subnet manager answers
+  std::uint8_t lmc = 0;      // LID mask control: 2^lmc LIDs from `lid`
+  /// The link under the logical state (IBTA PortInfo PortPhysicalState):
+  /// 1 Sleep, 2 Polling (no peer found), 3 Disabled, 4 training, 5 LinkUp,
+  /// 6 LinkErrorRecovery, 7 PhyTest; 0 unknown.
+  std::uint8_t phys_state = 0;
+  /// ibv_port_attr's encodings: width 1, 2, 4, 8, 16 = 1X, 4X, 8X, 12X, 2X;
+  /// speed 1 SDR ... 128 NDR (per lane).
+  std::uint8_t active_width = 0;
+  std::uint8_t active_speed = 0;
 };
 
 enum class GidType { IB, RoceV1, RoceV2 };
