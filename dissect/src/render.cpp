@@ -134,10 +134,16 @@ void render_packet_text(const PacketRecord& rec, std::int64_t start_ns, std::str
     kind = i18n::tr(M("dec.ib_link"));
   else
     kind = i18n::tr(M("dec.not_roce"));
+  // An ERF record's header is the capture's, not the wire's: the length
+  // shown is the packet's, as Wireshark shows it (frame.len).
+  std::size_t length = rec.original_length;
+  if (f.erf_type) {
+    const std::size_t header = f.lrh ? f.ip_offset : wire::erf::kHeaderSize;
+    length -= std::min(length, header);
+  }
   put(out, "{}\n",
       i18n::tr(M("dec.frame"), rec.frame, detail::format_seconds(rec.time_ns - start_ns),
-               addr_or_dash(f.src_address()), addr_or_dash(f.dst_address()), kind,
-               rec.original_length));
+               addr_or_dash(f.src_address()), addr_or_dash(f.dst_address()), kind, length));
   if (!f.is_roce()) {
     if (f.error) put(out, "  {}\n", i18n::tr(M("dec.error"), wire::describe(*f.error)));
     for (const Event& e : rec.events)
