@@ -375,27 +375,34 @@ class Planner {
     }
   }
 
-  void add_icrc(const FrameFindings& f) {
+  // One CRC's verdict, and the computed value when it is wrong.
+  struct CrcLines {
+    int hf_status, hf_computed;
+    const i18n::Message &status, &computed, &good, &bad;
+    int hex_digits;
+  };
+  void add_crc(const CrcLines& l, IcrcStatus st, std::uint32_t actual, std::uint32_t expected) {
     std::string shown;
-    switch (f.icrc) {
-      case IcrcStatus::Good: shown = i18n::tr(M("icrc.good"), f.icrc_actual); break;
-      case IcrcStatus::Bad: shown = i18n::tr(M("icrc.bad"), f.icrc_actual, f.icrc_expected); break;
+    switch (st) {
+      case IcrcStatus::Good: shown = i18n::tr(l.good, actual); break;
+      case IcrcStatus::Bad: shown = i18n::tr(l.bad, actual, expected); break;
       case IcrcStatus::NotChecked: shown = i18n::tr(M("icrc.unchecked")); break;
     }
-    add_uint(false, hf_icrc_status, M("hf.icrc_status"), static_cast<guint64>(f.icrc), shown);
-    if (f.icrc == IcrcStatus::Bad)
-      add_uint(false, hf_icrc_computed, M("hf.icrc_computed"), f.icrc_expected,
-               fmt::format("0x{:08x}", f.icrc_expected));
-    if (!f.native_ib) return;
-    switch (f.vcrc) {
-      case IcrcStatus::Good: shown = i18n::tr(M("vcrc.good"), f.vcrc_actual); break;
-      case IcrcStatus::Bad: shown = i18n::tr(M("vcrc.bad"), f.vcrc_actual, f.vcrc_expected); break;
-      case IcrcStatus::NotChecked: shown = i18n::tr(M("icrc.unchecked")); break;
-    }
-    add_uint(false, hf_vcrc_status, M("hf.vcrc_status"), static_cast<guint64>(f.vcrc), shown);
-    if (f.vcrc == IcrcStatus::Bad)
-      add_uint(false, hf_vcrc_computed, M("hf.vcrc_computed"), f.vcrc_expected,
-               fmt::format("0x{:04x}", f.vcrc_expected));
+    add_uint(false, l.hf_status, l.status, static_cast<guint64>(st), shown);
+    if (st == IcrcStatus::Bad)
+      add_uint(false, l.hf_computed, l.computed, expected,
+               fmt::format("0x{:0{}x}", expected, l.hex_digits));
+  }
+
+  void add_icrc(const FrameFindings& f) {
+    add_crc({hf_icrc_status, hf_icrc_computed, M("hf.icrc_status"), M("hf.icrc_computed"),
+             M("icrc.good"), M("icrc.bad"), 8},
+            f.icrc, f.icrc_actual, f.icrc_expected);
+    // Native InfiniBand: the VCRC of the last link as well.
+    if (f.native_ib)
+      add_crc({hf_vcrc_status, hf_vcrc_computed, M("hf.vcrc_status"), M("hf.vcrc_computed"),
+               M("vcrc.good"), M("vcrc.bad"), 4},
+              f.vcrc, f.vcrc_actual, f.vcrc_expected);
   }
 
   void add_message(const FrameFindings& f) {
