@@ -33,6 +33,7 @@
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/fabric_host.hpp"
+#include "rdmalab/lab/incast.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/sim/topology.hpp"
@@ -44,37 +45,8 @@ using lab18::M;
 
 namespace {
 
-// Path MTU of every QP: 4096-byte payloads, the fewest packets.
-constexpr int kMtu = 4096;
-// Propagation delay of every link.
-constexpr sim::Time kDelayNs = 1 * sim::kMicrosecond;
-// Up to this much random extra delay per frame on every host link: less
-// than one frame's serialisation (no reordering), enough that the senders'
-// frames do not reach the switch in lockstep.
-constexpr sim::Time kJitterNs = 100;
-// The shared buffer of each switch (the simulator's default, a 100 GbE
-// switch of the Spectrum or Trident 3 generation).
-constexpr std::uint64_t kBufferBytes = 16ull * 1024 * 1024;
-// PFC thresholds of the pfc run (the simulator's defaults).
-constexpr std::uint64_t kXoffBytes = 128 * 1024ULL;
-constexpr std::uint64_t kResumeBytes = 16 * 1024ULL;
-// DSCP 26 (RoCE data, traffic class 3) and DSCP 0 (class 0) as the IP
-// traffic class byte: DSCP << 2 (the NIC sets the ECN bits).
-constexpr std::uint8_t kRoceTclass = 26 << 2;
-constexpr std::uint8_t kOtherTclass = 0;
-constexpr std::uint8_t kRoceTc = 3;
-// Frame sizes at MTU 4096 over IPv4: Ethernet 14, IPv4 20, UDP 8, BTH 12,
-// ICRC 4; a WRITE First/Only adds a RETH (16); an ACK an AETH (4); each
-// frame takes 20 more bytes on the wire (preamble, delimiter, gap).
-constexpr std::uint64_t kHeaders = 14 + 20 + 8 + 12 + 4;
-constexpr std::uint64_t kReth = 16;
-constexpr std::uint64_t kAeth = 4;
-constexpr std::uint64_t kWireOverhead = 20;
-constexpr std::uint64_t kLargestFrame = kHeaders + kReth + 4096;
-// DCQCN rates are sampled this often.
-constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
-// How long a run may take in virtual time before the lab gives up.
-constexpr sim::Time kRunLimit = 10 * sim::kSecond;
+// The fabric, its constants and the set-up lab 19 shares (lab/incast.hpp).
+using namespace lab::incast;
 
 struct Options {
   lab::CommonOptions common;
@@ -205,12 +177,6 @@ struct RunResult {
   std::uint64_t rate_samples = 0;
 };
 
-void fill(lab::Endpoint& e, std::uint32_t seed) {
-  std::uint8_t* b = e.buf();
-  for (std::size_t i = 0; i < e.size(); ++i)
-    b[i] = static_cast<std::uint8_t>(std::size_t{seed} * 31 + i * 13 + (i >> 9));
-}
-
 // One run on a fresh fabric. `n` narrates the set-up of the first pair of
 // each kind; `quiet` takes the rest.
 RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, const Derived& d,
@@ -218,16 +184,8 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   const std::uint32_t N = o.senders;
   lab::Narrator& say = narrate_setup ? n : quiet;
   verbs::SimBackendOptions sim;
-  sim::TopologySpec spec;
-  spec.kind = sim::TopologyKind::Dumbbell;
-  spec.hosts = N + 2;
-  spec.host_link.rate_bps = d.rate_bps;
-  spec.host_link.delay_ns = kDelayNs;
-  spec.host_link.jitter_ns = kJitterNs;
-  spec.fabric_link.rate_bps = d.isl_bps;
-  spec.fabric_link.delay_ns = kDelayNs;
+  sim::TopologySpec spec = topology(N, d.rate_bps, d.isl_bps);
   sim::SwitchConfig& sc = spec.switch_config;
-  sc.buffer_bytes = kBufferBytes;
   if (kind != Kind::Lossy) {
     sc.pfc[kRoceTc].enabled = true;
     sc.pfc[kRoceTc].xoff_bytes = kind == Kind::Pfc ? kXoffBytes : d.dcqcn_xoff_bytes;
@@ -249,63 +207,15 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   auto* simb = dynamic_cast<verbs::SimBackend*>(env.backend.get());
   if (f == nullptr || simb == nullptr) throw verbs::UsageError(tr(M("needs_sim")));
 
-  // The hosts: sim0 .. sim{N+1} on the left switch, sim{N+2} .. on the right.
-  const auto dev = [](std::uint32_t i) { return fmt::format("sim{}", i); };
-  std::vector<lab::Endpoint> tx(N), rx(N);
-  lab::Endpoint vtx, vrx, wtx, wrx;  // the victim and the other-class victim
-  struct Teardown {
-    std::vector<lab::Endpoint*> eps;
-    ~Teardown() {
-      for (auto it = eps.rbegin(); it != eps.rend(); ++it) (*it)->qp.reset();
-    }
-  } teardown;
-  for (auto& e : tx) teardown.eps.push_back(&e);
-  for (auto& e : rx) teardown.eps.push_back(&e);
-  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) teardown.eps.push_back(e);
-
-  const std::uint32_t depth = o.messages;
-  const int cqe = static_cast<int>(N * o.messages + 16);
-  say.step(tr(M("step.resources")));
-  say.say(tr(M("why.resources"), N, N + 2, o.size));
-  rx[0].role = tr(M("receiver"));
-  lab::open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
-  for (std::uint32_t i = 0; i < N; ++i) {
-    lab::Narrator& w = i == 0 ? say : quiet;
-    tx[i].role = tr(M("sender"), i);
-    rx[i].role = tr(M("receiver_qp"), i);
-    lab::open_host(w, env, tx[i], dev(i), o.size, cqe, co);
-    lab::add_qp(w, tx[i], tx[i], depth, 1);
-    lab::add_qp(w, rx[0], rx[i], depth, 1);
-    fill(tx[i], i + 1);
-  }
-  vtx.role = tr(M("victim"));
-  vrx.role = tr(M("victim_rx"));
-  wtx.role = tr(M("other"));
-  wrx.role = tr(M("other_rx"));
-  lab::open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
-  lab::open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
-  lab::open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
-  lab::open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
-  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) lab::add_qp(quiet, *e, *e, depth, 1);
-  fill(vtx, 101);
-  fill(wtx, 102);
-  say.say(tr(M("why.others"), N - 1, dev(N), dev(N + 3), dev(N + 1), dev(N + 4)));
-
-  say.step(tr(M("step.connect")));
-  lab::ConnectSpec cs;
-  cs.mtu = kMtu;
-  cs.traffic_class = kRoceTclass;
-  for (std::uint32_t i = 0; i < N; ++i) {
-    tx[i].first_psn = lab::kRequesterFirstPsn + 0x1000 * i;
-    rx[i].first_psn = 0x800000 + 0x1000 * i;
-    lab::connect_pair(i == 0 ? say : quiet, tx[i], rx[i], cs, co, i == 0);
-  }
-  say.say(tr(M("why.tclass"), kRoceTclass, kRoceTclass >> 2, kRoceTc));
-  lab::connect_pair(quiet, vtx, vrx, cs, co, true);
-  lab::ConnectSpec other = cs;
-  other.traffic_class = kOtherTclass;
-  lab::connect_pair(quiet, wtx, wrx, other, co, true);
-  say.say(tr(M("why.connect_rest"), N - 1));
+  // Every host, QP and connection (lab/incast.hpp has the map).
+  Hosts hosts(N);
+  open_and_connect(say, quiet, env, co, {N, o.messages, o.size}, M("why.tclass"), hosts);
+  auto& tx = hosts.tx;
+  auto& rx = hosts.rx;
+  auto& vtx = hosts.vtx;
+  auto& vrx = hosts.vrx;
+  auto& wtx = hosts.wtx;
+  auto& wrx = hosts.wrx;
 
   // Where the counters are: the right switch's port to the receiver (the
   // bottleneck), every switch port's drops and pauses.
@@ -313,7 +223,7 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   const sim::SwitchId right = topo.switches.at(1);
   std::size_t bottleneck = 0;
   for (std::size_t p = 0; p < f->switch_ports(right); ++p)
-    if (f->switch_port_stats(right, p).peer == dev(N + 2)) bottleneck = p;
+    if (f->switch_port_stats(right, p).peer == device(N + 2)) bottleneck = p;
 
   // Start: every sender posts its messages at once, as do the victims.
   n.step(tr(narrate_setup ? M("step.run") : M("step.again"), kind_id(kind)));
@@ -426,7 +336,7 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
       r.paused_ns += st.rx_pause_duration[kRoceTc];
     }
   for (std::uint32_t i = 0; i < N + 5; ++i)
-    if (const sim::Device* h = simb->device(dev(i)))
+    if (const sim::Device* h = simb->device(device(i)))
       r.paused_ns += f->host_port_stats(*h).rx_pause_duration[kRoceTc];
   r.max_queue_bytes = f->switch_port_stats(right, bottleneck).tc[kRoceTc].max_queue_bytes;
   r.max_queue_at_ns = peak_at;

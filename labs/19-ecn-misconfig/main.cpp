@@ -34,6 +34,7 @@
 #include "messages.hpp"
 #include "rdmalab/lab/endpoint.hpp"
 #include "rdmalab/lab/fabric_host.hpp"
+#include "rdmalab/lab/incast.hpp"
 #include "rdmalab/lab/peer.hpp"
 #include "rdmalab/lab/run.hpp"
 #include "rdmalab/lab/wire_view.hpp"
@@ -46,35 +47,11 @@ using lab19::M;
 
 namespace {
 
-// Path MTU of every QP: 4096-byte payloads, the fewest packets.
-constexpr int kMtu = 4096;
-// Propagation delay of every link.
-constexpr sim::Time kDelayNs = 1 * sim::kMicrosecond;
-// Up to this much random extra delay per frame on every host link (lab 18's
-// reason: less than a frame's serialisation, enough to break lockstep).
-constexpr sim::Time kJitterNs = 100;
-// The shared buffer of each switch (the simulator's default).
-constexpr std::uint64_t kBufferBytes = 16ull * 1024 * 1024;
+// The fabric, its constants and the set-up lab 18 shares (lab/incast.hpp).
+using namespace lab::incast;
 // PFC XOFF of pfc-first and pfc-storm: the simulator's default, lab 18's
-// pfc run; and the resume offset of every case.
-constexpr std::uint64_t kLowXoffBytes = 128 * 1024ULL;
-constexpr std::uint64_t kResumeBytes = 16 * 1024ULL;
-// DSCP 26 (RoCE data, traffic class 3) and DSCP 0 (class 0) as the IP
-// traffic class byte.
-constexpr std::uint8_t kRoceTclass = 26 << 2;
-constexpr std::uint8_t kOtherTclass = 0;
-constexpr std::uint8_t kRoceTc = 3;
-// Frame sizes at MTU 4096 over IPv4 (lab 18): headers 58 bytes, a RETH 16,
-// an AETH 4, and 20 more bytes on the wire per frame.
-constexpr std::uint64_t kHeaders = 14 + 20 + 8 + 12 + 4;
-constexpr std::uint64_t kReth = 16;
-constexpr std::uint64_t kAeth = 4;
-constexpr std::uint64_t kWireOverhead = 20;
-constexpr std::uint64_t kLargestFrame = kHeaders + kReth + 4096;
-// The DCQCN reaction points' rates are sampled this often.
-constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
-// How long an ECN case may take in virtual time before the lab gives up.
-constexpr sim::Time kRunLimit = 10 * sim::kSecond;
+// pfc run.
+constexpr std::uint64_t kLowXoffBytes = kXoffBytes;
 // pfc-storm: the receiver's NIC starts pausing this long after the WRITEs
 // are posted (the incast is well under way), the victims post theirs this
 // long after that (the pauses have spread: derived in the chapter), and the
@@ -237,12 +214,6 @@ struct CaseResult {
   CaptureFacts wire;
 };
 
-void fill(lab::Endpoint& e, std::uint32_t seed) {
-  std::uint8_t* b = e.buf();
-  for (std::size_t i = 0; i < e.size(); ++i)
-    b[i] = static_cast<std::uint8_t>(std::size_t{seed} * 31 + i * 13 + (i >> 9));
-}
-
 // The hosts sim0 .. sim{2N+3}, named and addressed as the simulator's
 // backend names them, each NIC configured for the case.
 std::vector<sim::HostConfig> hosts_for(Case kind, std::uint32_t n) {
@@ -318,16 +289,8 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   const std::uint32_t N = o.senders;
   lab::Narrator& say = narrate_setup ? n : quiet;
   verbs::SimBackendOptions sim;
-  sim::TopologySpec spec;
-  spec.kind = sim::TopologyKind::Dumbbell;
-  spec.hosts = N + 2;
-  spec.host_link.rate_bps = d.rate_bps;
-  spec.host_link.delay_ns = kDelayNs;
-  spec.host_link.jitter_ns = kJitterNs;
-  spec.fabric_link.rate_bps = d.isl_bps;
-  spec.fabric_link.delay_ns = kDelayNs;
+  sim::TopologySpec spec = topology(N, d.rate_bps, d.isl_bps);
   sim::SwitchConfig& sc = spec.switch_config;
-  sc.buffer_bytes = kBufferBytes;
   sc.pfc[kRoceTc].enabled = true;
   sc.pfc[kRoceTc].xoff_bytes =
       kind == Case::NoCnp || kind == Case::CnpIgnored ? d.ecn_xoff_bytes : kLowXoffBytes;
@@ -354,62 +317,15 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   auto* simb = dynamic_cast<verbs::SimBackend*>(env.backend.get());
   if (f == nullptr || simb == nullptr) throw verbs::UsageError(tr(M("needs_sim")));
 
-  const auto dev = [](std::uint32_t i) { return fmt::format("sim{}", i); };
-  std::vector<lab::Endpoint> tx(N), rx(N);
-  lab::Endpoint vtx, vrx, wtx, wrx;
-  struct Teardown {
-    std::vector<lab::Endpoint*> eps;
-    ~Teardown() {
-      for (auto it = eps.rbegin(); it != eps.rend(); ++it) (*it)->qp.reset();
-    }
-  } teardown;
-  for (auto& e : tx) teardown.eps.push_back(&e);
-  for (auto& e : rx) teardown.eps.push_back(&e);
-  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) teardown.eps.push_back(e);
-
-  const std::uint32_t depth = o.messages;
-  const int cqe = static_cast<int>(N * o.messages + 16);
-  say.step(tr(M("step.resources")));
-  say.say(tr(M("why.resources"), N, N + 2, o.size));
-  rx[0].role = tr(M("receiver"));
-  lab::open_host(say, env, rx[0], dev(N + 2), std::size_t{N} * o.size, cqe, co);
-  for (std::uint32_t i = 0; i < N; ++i) {
-    lab::Narrator& w = i == 0 ? say : quiet;
-    tx[i].role = tr(M("sender"), i);
-    rx[i].role = tr(M("receiver_qp"), i);
-    lab::open_host(w, env, tx[i], dev(i), o.size, cqe, co);
-    lab::add_qp(w, tx[i], tx[i], depth, 1);
-    lab::add_qp(w, rx[0], rx[i], depth, 1);
-    fill(tx[i], i + 1);
-  }
-  vtx.role = tr(M("victim"));
-  vrx.role = tr(M("victim_rx"));
-  wtx.role = tr(M("other"));
-  wrx.role = tr(M("other_rx"));
-  lab::open_host(quiet, env, vtx, dev(N), o.size, cqe, co);
-  lab::open_host(quiet, env, vrx, dev(N + 3), o.size, cqe, co);
-  lab::open_host(quiet, env, wtx, dev(N + 1), o.size, cqe, co);
-  lab::open_host(quiet, env, wrx, dev(N + 4), o.size, cqe, co);
-  for (auto* e : {&vtx, &vrx, &wtx, &wrx}) lab::add_qp(quiet, *e, *e, depth, 1);
-  fill(vtx, 101);
-  fill(wtx, 102);
-  say.say(tr(M("why.others"), N - 1, dev(N), dev(N + 3), dev(N + 1), dev(N + 4)));
-
-  say.step(tr(M("step.connect")));
-  lab::ConnectSpec cs;
-  cs.mtu = kMtu;
-  cs.traffic_class = kRoceTclass;
-  for (std::uint32_t i = 0; i < N; ++i) {
-    tx[i].first_psn = lab::kRequesterFirstPsn + 0x1000 * i;
-    rx[i].first_psn = 0x800000 + 0x1000 * i;
-    lab::connect_pair(i == 0 ? say : quiet, tx[i], rx[i], cs, co, i == 0);
-  }
-  say.say(tr(M("why.tclass"), kRoceTclass, kRoceTclass >> 2, kRoceTc));
-  lab::connect_pair(quiet, vtx, vrx, cs, co, true);
-  lab::ConnectSpec other = cs;
-  other.traffic_class = kOtherTclass;
-  lab::connect_pair(quiet, wtx, wrx, other, co, true);
-  say.say(tr(M("why.connect_rest"), N - 1));
+  // Every host, QP and connection (lab/incast.hpp has the map).
+  Hosts hosts(N);
+  open_and_connect(say, quiet, env, co, {N, o.messages, o.size}, M("why.tclass"), hosts);
+  auto& tx = hosts.tx;
+  auto& rx = hosts.rx;
+  auto& vtx = hosts.vtx;
+  auto& vrx = hosts.vrx;
+  auto& wtx = hosts.wtx;
+  auto& wrx = hosts.wrx;
 
   // The ports: the right switch's port to the receiver (the bottleneck) and
   // each switch's port to the other.
@@ -419,7 +335,7 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   std::size_t bottleneck = 0, isl_left = 0, isl_right = 0;
   for (std::size_t p = 0; p < f->switch_ports(right); ++p) {
     const std::string peer = f->switch_port_stats(right, p).peer;
-    if (peer == dev(N + 2)) bottleneck = p;
+    if (peer == device(N + 2)) bottleneck = p;
     if (peer.rfind("sw", 0) == 0) isl_right = p;
   }
   for (std::size_t p = 0; p < f->switch_ports(left); ++p)
@@ -563,15 +479,15 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   if (r.other_messages == o.messages)
     r.other_gbps = static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
                    static_cast<double>(last_by[N + 1] - victims_at);
-  if (const sim::Device* v = simb->device(dev(N)))
+  if (const sim::Device* v = simb->device(device(N)))
     r.victim_rx_pause = f->host_port_stats(*v).rx_pause[kRoceTc];
   if (storm) {
-    if (const sim::Device* h = simb->device(dev(N + 2)))
+    if (const sim::Device* h = simb->device(device(N + 2)))
       r.storm_xoff = f->host_port_stats(*h).tx_pause[kRoceTc];
     r.storm_paused_ns = f->switch_port_stats(right, bottleneck).rx_pause_duration[kRoceTc];
     r.isl_paused_ns = f->switch_port_stats(left, isl_left).rx_pause_duration[kRoceTc];
     for (std::uint32_t i = 0; i < N; ++i)
-      if (const sim::Device* h = simb->device(dev(i)))
+      if (const sim::Device* h = simb->device(device(i)))
         r.senders_paused += f->host_port_stats(*h).rx_pause[kRoceTc] > 0 ? 1U : 0U;
   } else {
     r.complete = all_ok && done == want;
@@ -582,7 +498,7 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
       r.completion_ns -= t0;
     }
   }
-  const sim::HostConfig& rcfg = simb->device(dev(N + 2))->config();
+  const sim::HostConfig& rcfg = simb->device(device(N + 2))->config();
   r.wire = read_capture(co.capture, rcfg.mac);
   return r;
 }

@@ -71,43 +71,12 @@ inline constexpr std::array kCatalog{
             "一帧，再加上暂停帧一个往返内高速链路送来的数据，共 {8} 字节，低于 Kmin：它无法"
             "标记。情况 4：0xFFFF 个 quanta 的暂停在主机速率下持续 {9:.1f} µs；每 {10:.1f} µs "
             "续发一次，它永不中断。"},
-    Message{"step.resources",
-            "create the resources: on every host a PD, an MR and a CQ; one RC QP per sender, and "
-            "one QP per sender on the receiver",
-            "创建资源：每台主机一个 PD、一个内存区域（MR）和一个 CQ；每个发送端一个 RC QP，"
-            "接收端为每个发送端各建一个 QP"},
-    Message{"why.resources",
-            "the receiver registers one MR of N x {2} bytes, one slot per sender; its {0} QPs "
-            "share its PD and CQ. Each sender (and each victim) does the same as sender 0 below, "
-            "on its own host.",
-            "接收端注册一个 N × {2} 字节的内存区域（MR），每个发送端一格；它的 {0} 个 QP 共用"
-            "它的 PD 和 CQ。每个发送端（以及每条受害流）都在自己的主机上做与下面发送端 0 相同"
-            "的事。"},
-    Message{"receiver", "receiver", "接收端"},
-    Message{"sender", "sender {}", "发送端 {}"},
-    Message{"receiver_qp", "receiver (QP of sender {})", "接收端（发送端 {} 的 QP）"},
-    Message{"victim", "victim", "受害流发送端"},
-    Message{"victim_rx", "victim's receiver", "受害流接收端"},
-    Message{"other", "other-class victim", "另一优先级的受害流发送端"},
-    Message{"other_rx", "other-class victim's receiver", "另一优先级的受害流接收端"},
-    Message{"why.others",
-            "the same for senders 1 .. {0}; the victim ({1} -> {2}) and the other-class victim "
-            "({3} -> {4}) each open their own device, PD, MR, CQ and one QP.",
-            "发送端 1 .. {0} 同样如此；受害流（{1} -> {2}）和另一优先级的受害流（{3} -> {4}）"
-            "各自打开自己的设备、PD、内存区域（MR）、CQ 和一个 QP。"},
-    Message{"step.connect", "connect each sender's QP to its QP on the receiver",
-            "把每个发送端的 QP 连接到接收端上对应的 QP"},
     Message{"why.tclass",
             "every RoCE QP's address vector sets ah_attr.grh.traffic_class = {0} (DSCP {1}): "
             "the switches map DSCP {1} to traffic class {2}, the priority PFC protects and ECN "
             "marks.",
             "每个 RoCE QP 的地址向量设置 ah_attr.grh.traffic_class = {0}（DSCP {1}）：交换机把 "
             "DSCP {1} 映射到流量类别 {2}，即 PFC 保护、ECN 标记的优先级。"},
-    Message{"why.connect_rest",
-            "senders 1 .. {0} and the victim connect the same way; the other-class victim with "
-            "traffic_class 0 (DSCP 0, traffic class 0: no PFC).",
-            "发送端 1 .. {0} 和受害流以同样方式连接；另一优先级的受害流使用 traffic_class 0"
-            "（DSCP 0，流量类别 0：没有 PFC）。"},
     Message{"step.run", "case {}: every sender WRITEs at once",
             "情况 {}：所有发送端同时执行 WRITE"},
     Message{"step.again",

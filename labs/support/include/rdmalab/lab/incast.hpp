@@ -1,0 +1,98 @@
+// The incast fabric that labs 18 and 19 share: a dumbbell whose left switch
+// holds N senders and two victims' senders, and whose right switch holds the
+// one receiver and the victims' receivers; the constants their derivations
+// use; and the narrated set-up of every host, QP and connection.
+//
+//   sim0 .. sim{N-1}   the senders (left)
+//   sim{N}             the victim: same priority, another receiver (left)
+//   sim{N+1}           the other-class victim: priority 0 (left)
+//   sim{N+2}           the receiver (right)
+//   sim{N+3}, sim{N+4} the two victims' receivers (right)
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdmalab/i18n/i18n.hpp"
+#include "rdmalab/lab/endpoint.hpp"
+#include "rdmalab/lab/narrator.hpp"
+#include "rdmalab/sim/topology.hpp"
+
+namespace rdmalab::lab::incast {
+
+// Path MTU of every QP: 4096-byte payloads, the fewest packets.
+inline constexpr int kMtu = 4096;
+// Propagation delay of every link.
+inline constexpr sim::Time kDelayNs = 1 * sim::kMicrosecond;
+// Up to this much random extra delay per frame on every host link: less
+// than one frame's serialisation (no reordering), enough that the senders'
+// frames do not reach the switch in lockstep.
+inline constexpr sim::Time kJitterNs = 100;
+// The shared buffer of each switch (the simulator's default, a 100 GbE
+// switch of the Spectrum or Trident 3 generation).
+inline constexpr std::uint64_t kBufferBytes = 16ull * 1024 * 1024;
+// The simulator's default PFC thresholds: XOFF and the resume offset.
+inline constexpr std::uint64_t kXoffBytes = 128 * 1024ULL;
+inline constexpr std::uint64_t kResumeBytes = 16 * 1024ULL;
+// DSCP 26 (RoCE data, traffic class 3) and DSCP 0 (class 0) as the IP
+// traffic class byte: DSCP << 2 (the NIC sets the ECN bits).
+inline constexpr std::uint8_t kRoceTclass = 26 << 2;
+inline constexpr std::uint8_t kOtherTclass = 0;
+inline constexpr std::uint8_t kRoceTc = 3;
+// Frame sizes at MTU 4096 over IPv4: Ethernet 14, IPv4 20, UDP 8, BTH 12,
+// ICRC 4; a WRITE First/Only adds a RETH (16); an ACK an AETH (4); each
+// frame takes 20 more bytes on the wire (preamble, delimiter, gap).
+inline constexpr std::uint64_t kHeaders = 14 + 20 + 8 + 12 + 4;
+inline constexpr std::uint64_t kReth = 16;
+inline constexpr std::uint64_t kAeth = 4;
+inline constexpr std::uint64_t kWireOverhead = 20;
+inline constexpr std::uint64_t kLargestFrame = kHeaders + kReth + 4096;
+// DCQCN rates are sampled this often.
+inline constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
+// How long a run may take in virtual time before the lab gives up.
+inline constexpr sim::Time kRunLimit = 10 * sim::kSecond;
+
+/// "sim{i}": the device name of host `i` (see the map above).
+[[nodiscard]] std::string device(std::uint32_t i);
+
+/// The dumbbell for `senders` senders: host links at `rate_bps` with
+/// kDelayNs and kJitterNs, the link between the switches at `isl_bps`, each
+/// switch with kBufferBytes of buffer and nothing else configured.
+[[nodiscard]] sim::TopologySpec topology(std::uint32_t senders, double rate_bps, double isl_bps);
+
+/// The endpoints of every host. rx[0] is the receiver's host (its PD, MR of
+/// senders x size bytes and CQ); rx[i] is the receiver's QP for sender i.
+/// Destroying it destroys the QPs, the last opened first.
+struct Hosts {
+  explicit Hosts(std::uint32_t senders) : tx(senders), rx(senders) {}
+  Hosts(const Hosts&) = delete;
+  Hosts& operator=(const Hosts&) = delete;
+  ~Hosts();
+
+  std::vector<Endpoint> tx, rx;
+  Endpoint vtx, vrx;  // the victim and its receiver
+  Endpoint wtx, wrx;  // the other-class victim and its receiver
+};
+
+struct Shape {
+  std::uint32_t senders = 8;
+  std::uint32_t messages = 2;  // each sender's, and each victim's
+  std::uint32_t size = 1 << 20;
+};
+
+/// Opens every host of the map above (PD, MR, CQ, one RC QP per flow),
+/// fills the senders' buffers, and connects every flow: the senders and the
+/// victim on kRoceTclass, the other-class victim on kOtherTclass. The
+/// receiver's and sender 0's verbs are narrated to `say`, the others to
+/// `quiet`; `why_tclass`, the lab's explanation of the traffic class (taking
+/// the traffic class byte, its DSCP and the switch's class), is said once
+/// the senders are connected.
+void open_and_connect(Narrator& say, Narrator& quiet, Environment& env, const CommonOptions& co,
+                      const Shape& s, const i18n::Message& why_tclass, Hosts& h);
+
+/// This module's messages, for the catalog parity test.
+[[nodiscard]] std::span<const i18n::Message> catalog() noexcept;
+
+}  // namespace rdmalab::lab::incast

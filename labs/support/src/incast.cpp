@@ -1,0 +1,139 @@
+#include "rdmalab/lab/incast.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <span>
+
+#include "rdmalab/lab/fabric_host.hpp"
+
+namespace rdmalab::lab::incast {
+
+namespace {
+
+using i18n::Message;
+using i18n::tr;
+
+constexpr std::array kCatalog{
+    Message{"step.resources",
+            "create the resources: on every host a PD, an MR and a CQ; one RC QP per sender, and "
+            "one QP per sender on the receiver",
+            "创建资源：每台主机一个 PD、一个内存区域（MR）和一个 CQ；每个发送端一个 RC QP，"
+            "接收端为每个发送端各建一个 QP"},
+    Message{"why.resources",
+            "the receiver registers one MR of N x {2} bytes, one slot per sender; its {0} QPs "
+            "share its PD and CQ. Each sender (and each victim) does the same as sender 0 below, "
+            "on its own host.",
+            "接收端注册一个 N × {2} 字节的内存区域（MR），每个发送端一格；它的 {0} 个 QP 共用"
+            "它的 PD 和 CQ。每个发送端（以及每条受害流）都在自己的主机上做与下面发送端 0 相同"
+            "的事。"},
+    Message{"receiver", "receiver", "接收端"},
+    Message{"sender", "sender {}", "发送端 {}"},
+    Message{"receiver_qp", "receiver (QP of sender {})", "接收端（发送端 {} 的 QP）"},
+    Message{"victim", "victim", "受害流发送端"},
+    Message{"victim_rx", "victim's receiver", "受害流接收端"},
+    Message{"other", "other-class victim", "另一优先级的受害流发送端"},
+    Message{"other_rx", "other-class victim's receiver", "另一优先级的受害流接收端"},
+    Message{"why.others",
+            "the same for senders 1 .. {0}; the victim ({1} -> {2}) and the other-class victim "
+            "({3} -> {4}) each open their own device, PD, MR, CQ and one QP.",
+            "发送端 1 .. {0} 同样如此；受害流（{1} -> {2}）和另一优先级的受害流（{3} -> {4}）"
+            "各自打开自己的设备、PD、内存区域（MR）、CQ 和一个 QP。"},
+    Message{"step.connect", "connect each sender's QP to its QP on the receiver",
+            "把每个发送端的 QP 连接到接收端上对应的 QP"},
+    Message{"why.connect_rest",
+            "senders 1 .. {0} and the victim connect the same way; the other-class victim with "
+            "traffic_class 0 (DSCP 0, traffic class 0: no PFC).",
+            "发送端 1 .. {0} 和受害流以同样方式连接；另一优先级的受害流使用 traffic_class 0"
+            "（DSCP 0，流量类别 0：没有 PFC）。"},
+};
+consteval const Message& M(std::string_view key) {
+  return i18n::find(kCatalog, key);
+}
+
+/// A sender's data: a pattern that differs per sender, so that a byte
+/// written to the wrong place shows.
+void fill(Endpoint& e, std::uint32_t seed) {
+  std::uint8_t* b = e.buf();
+  for (std::size_t i = 0; i < e.size(); ++i)
+    b[i] = static_cast<std::uint8_t>(std::size_t{seed} * 31 + i * 13 + (i >> 9));
+}
+
+}  // namespace
+
+std::string device(std::uint32_t i) {
+  return fmt::format("sim{}", i);
+}
+
+sim::TopologySpec topology(std::uint32_t senders, double rate_bps, double isl_bps) {
+  sim::TopologySpec spec;
+  spec.kind = sim::TopologyKind::Dumbbell;
+  spec.hosts = senders + 2;
+  spec.host_link.rate_bps = rate_bps;
+  spec.host_link.delay_ns = kDelayNs;
+  spec.host_link.jitter_ns = kJitterNs;
+  spec.fabric_link.rate_bps = isl_bps;
+  spec.fabric_link.delay_ns = kDelayNs;
+  spec.switch_config.buffer_bytes = kBufferBytes;
+  return spec;
+}
+
+Hosts::~Hosts() {
+  for (Endpoint* e : {&wrx, &wtx, &vrx, &vtx}) e->qp.reset();
+  for (auto it = rx.rbegin(); it != rx.rend(); ++it) it->qp.reset();
+  for (auto it = tx.rbegin(); it != tx.rend(); ++it) it->qp.reset();
+}
+
+void open_and_connect(Narrator& say, Narrator& quiet, Environment& env, const CommonOptions& co,
+                      const Shape& s, const i18n::Message& why_tclass, Hosts& h) {
+  const std::uint32_t N = s.senders;
+  const std::uint32_t depth = s.messages;
+  const int cqe = static_cast<int>(N * s.messages + 16);
+  say.step(tr(M("step.resources")));
+  say.say(tr(M("why.resources"), N, N + 2, s.size));
+  h.rx[0].role = tr(M("receiver"));
+  open_host(say, env, h.rx[0], device(N + 2), std::size_t{N} * s.size, cqe, co);
+  for (std::uint32_t i = 0; i < N; ++i) {
+    Narrator& w = i == 0 ? say : quiet;
+    h.tx[i].role = tr(M("sender"), i);
+    h.rx[i].role = tr(M("receiver_qp"), i);
+    open_host(w, env, h.tx[i], device(i), s.size, cqe, co);
+    add_qp(w, h.tx[i], h.tx[i], depth, 1);
+    add_qp(w, h.rx[0], h.rx[i], depth, 1);
+    fill(h.tx[i], i + 1);
+  }
+  h.vtx.role = tr(M("victim"));
+  h.vrx.role = tr(M("victim_rx"));
+  h.wtx.role = tr(M("other"));
+  h.wrx.role = tr(M("other_rx"));
+  open_host(quiet, env, h.vtx, device(N), s.size, cqe, co);
+  open_host(quiet, env, h.vrx, device(N + 3), s.size, cqe, co);
+  open_host(quiet, env, h.wtx, device(N + 1), s.size, cqe, co);
+  open_host(quiet, env, h.wrx, device(N + 4), s.size, cqe, co);
+  for (Endpoint* e : {&h.vtx, &h.vrx, &h.wtx, &h.wrx}) add_qp(quiet, *e, *e, depth, 1);
+  fill(h.vtx, 101);
+  fill(h.wtx, 102);
+  say.say(tr(M("why.others"), N - 1, device(N), device(N + 3), device(N + 1), device(N + 4)));
+
+  say.step(tr(M("step.connect")));
+  ConnectSpec cs;
+  cs.mtu = kMtu;
+  cs.traffic_class = kRoceTclass;
+  for (std::uint32_t i = 0; i < N; ++i) {
+    h.tx[i].first_psn = kRequesterFirstPsn + 0x1000 * i;
+    h.rx[i].first_psn = 0x800000 + 0x1000 * i;
+    connect_pair(i == 0 ? say : quiet, h.tx[i], h.rx[i], cs, co, i == 0);
+  }
+  say.say(tr(why_tclass, kRoceTclass, kRoceTclass >> 2, kRoceTc));
+  connect_pair(quiet, h.vtx, h.vrx, cs, co, true);
+  ConnectSpec other = cs;
+  other.traffic_class = kOtherTclass;
+  connect_pair(quiet, h.wtx, h.wrx, other, co, true);
+  say.say(tr(M("why.connect_rest"), N - 1));
+}
+
+std::span<const i18n::Message> catalog() noexcept {
+  return kCatalog;
+}
+
+}  // namespace rdmalab::lab::incast
