@@ -63,12 +63,6 @@ std::string kind_id(Kind k) {
   return k == Kind::Lossy ? "lossy" : k == Kind::Pfc ? "pfc" : "dcqcn";
 }
 
-// ns a frame of `bytes` takes on a link of `bps`, as the simulator counts it
-// (truncated to the ns, frame by frame).
-std::int64_t ser_ns(std::uint64_t bytes, double bps) {
-  return static_cast<std::int64_t>(static_cast<double>((bytes + kWireOverhead) * 8) * 1e9 / bps);
-}
-
 // The derivations of the chapter, from the knobs alone.
 struct Derived {
   double rate_bps = 0;
@@ -91,47 +85,18 @@ struct Derived {
 
 Derived derive(const Options& o) {
   Derived d;
-  d.rate_bps = o.rate_gbps * 1e9;
-  d.isl_bps = d.rate_bps * (o.senders + 2);
-  d.packets_per_message = (o.size + kMtu - 1) / kMtu;
-  for (std::uint64_t p = 0, left = o.size; p < d.packets_per_message; ++p) {
-    const std::uint64_t payload = std::min<std::uint64_t>(left, kMtu);
-    left -= payload;
-    d.message_ser_ns += ser_ns(kHeaders + (p == 0 ? kReth : 0) + (payload + 3) / 4 * 4, d.rate_bps);
-  }
-  // The bottleneck sends every message's frames back to back; before the
-  // first one the first frame crosses a host link and the inter-switch
-  // link; after the last one it reaches the receiver and its ACK crosses
-  // three links back.
+  const Ideal ideal = derive_ideal({o.senders, o.messages, o.size}, o.rate_gbps);
+  d.rate_bps = ideal.rate_bps;
+  d.isl_bps = ideal.isl_bps;
+  d.packets_per_message = ideal.packets_per_message;
+  d.message_ser_ns = ideal.message_ser_ns;
+  d.ideal_ns = ideal.ideal_ns;
+  d.victim_ideal_ns = ideal.victim_ideal_ns;
+  d.victim_ideal_gbps = ideal.victim_ideal_gbps;
+  d.headroom_bytes = ideal.headroom_bytes;
   const std::uint64_t total = std::uint64_t{o.senders} * o.messages;
-  // The first frame: a First (or Only) with its RETH.
-  const std::uint64_t first =
-      kHeaders + kReth + (std::min<std::uint64_t>(o.size, kMtu) + 3) / 4 * 4;
-  const auto ideal = [&](std::uint64_t messages) {
-    return ser_ns(first, d.rate_bps) + kDelayNs + ser_ns(first, d.isl_bps) + kDelayNs +
-           static_cast<std::int64_t>(messages) * d.message_ser_ns + kDelayNs +
-           2 * ser_ns(kHeaders + kAeth, d.rate_bps) + ser_ns(kHeaders + kAeth, d.isl_bps) +
-           3 * kDelayNs;
-  };
-  d.ideal_ns = ideal(total);
-  d.victim_ideal_ns = ideal(o.messages);
-  // A victim alone, plus what may delay it without any pause: the jitter
-  // of the three host links its first frame and its last ACK cross, and its
-  // first frame waiting behind the other N + 1 left hosts' first frames on
-  // the link between the switches.
-  d.victim_ideal_gbps =
-      static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
-      static_cast<double>(d.victim_ideal_ns + 3 * kJitterNs +
-                          static_cast<std::int64_t>(o.senders + 1) * ser_ns(first, d.isl_bps));
   d.ideal_goodput_gbps = static_cast<double>(total * o.size * 8) / static_cast<double>(d.ideal_ns);
   d.payload_gbps = o.rate_gbps * 4096.0 / static_cast<double>(kHeaders + 4096 + kWireOverhead);
-  // PFC headroom: after XOFF, what the upstream still sends until it has
-  // heard the pause: a link delay there and back at the fastest link's
-  // rate, the frame the pause waits behind and the frame the upstream is
-  // serialising; twice that, for margin.
-  d.headroom_bytes =
-      2 * (2 * static_cast<std::uint64_t>(static_cast<double>(kDelayNs) * d.isl_bps / 8e9) +
-           2 * (kLargestFrame + kWireOverhead));
   d.lossy_queue_cap = (kBufferBytes + kLargestFrame) / 2;
   // N senders at R into one port of R: while they all send, the queue gains
   // (N - 1) / N of what arrives.

@@ -93,12 +93,6 @@ int case_number(Case c) {
   return static_cast<int>(c) + 1;
 }
 
-// ns a frame of `bytes` takes on a link of `bps` (truncated, as the
-// simulator counts it).
-std::int64_t ser_ns(std::uint64_t bytes, double bps) {
-  return static_cast<std::int64_t>(static_cast<double>((bytes + kWireOverhead) * 8) * 1e9 / bps);
-}
-
 // The derivations of the chapter, from the knobs alone.
 struct Derived {
   double rate_bps = 0;
@@ -121,32 +115,15 @@ struct Derived {
 
 Derived derive(const Options& o) {
   Derived d;
-  d.rate_bps = o.rate_gbps * 1e9;
-  d.isl_bps = d.rate_bps * (o.senders + 2);
-  const std::uint64_t packets = (o.size + kMtu - 1) / kMtu;
-  for (std::uint64_t p = 0, left = o.size; p < packets; ++p) {
-    const std::uint64_t payload = std::min<std::uint64_t>(left, kMtu);
-    left -= payload;
-    d.message_ser_ns += ser_ns(kHeaders + (p == 0 ? kReth : 0) + (payload + 3) / 4 * 4, d.rate_bps);
-  }
+  const Ideal ideal = derive_ideal({o.senders, o.messages, o.size}, o.rate_gbps);
+  d.rate_bps = ideal.rate_bps;
+  d.isl_bps = ideal.isl_bps;
+  d.message_ser_ns = ideal.message_ser_ns;
+  d.ideal_ns = ideal.ideal_ns;
+  d.victim_ideal_ns = ideal.victim_ideal_ns;
+  d.victim_ideal_gbps = ideal.victim_ideal_gbps;
+  d.headroom_bytes = ideal.headroom_bytes;
   const std::uint64_t total = std::uint64_t{o.senders} * o.messages;
-  const std::uint64_t first =
-      kHeaders + kReth + (std::min<std::uint64_t>(o.size, kMtu) + 3) / 4 * 4;
-  const auto ideal = [&](std::uint64_t messages) {
-    return ser_ns(first, d.rate_bps) + kDelayNs + ser_ns(first, d.isl_bps) + kDelayNs +
-           static_cast<std::int64_t>(messages) * d.message_ser_ns + kDelayNs +
-           2 * ser_ns(kHeaders + kAeth, d.rate_bps) + ser_ns(kHeaders + kAeth, d.isl_bps) +
-           3 * kDelayNs;
-  };
-  d.ideal_ns = ideal(total);
-  d.victim_ideal_ns = ideal(o.messages);
-  d.victim_ideal_gbps =
-      static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
-      static_cast<double>(d.victim_ideal_ns + 3 * kJitterNs +
-                          static_cast<std::int64_t>(o.senders + 1) * ser_ns(first, d.isl_bps));
-  d.headroom_bytes =
-      2 * (2 * static_cast<std::uint64_t>(static_cast<double>(kDelayNs) * d.isl_bps / 8e9) +
-           2 * (kLargestFrame + kWireOverhead));
   d.excess_bytes = total * o.size / o.senders * (o.senders - 1);
   d.dcqcn = sim::hpcc_dcqcn(static_cast<std::uint64_t>(d.rate_bps));
   d.ecn_xoff_bytes = 2 * d.dcqcn.ecn.kmax_bytes;

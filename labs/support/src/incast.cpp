@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <span>
 
@@ -60,6 +61,41 @@ void fill(Endpoint& e, std::uint32_t seed) {
 }
 
 }  // namespace
+
+std::int64_t ser_ns(std::uint64_t bytes, double bps) {
+  return static_cast<std::int64_t>(static_cast<double>((bytes + kWireOverhead) * 8) * 1e9 / bps);
+}
+
+Ideal derive_ideal(const Shape& s, double rate_gbps) {
+  Ideal d;
+  d.rate_bps = rate_gbps * 1e9;
+  d.isl_bps = d.rate_bps * (s.senders + 2);
+  d.packets_per_message = (s.size + kMtu - 1) / kMtu;
+  for (std::uint64_t p = 0, left = s.size; p < d.packets_per_message; ++p) {
+    const std::uint64_t payload = std::min<std::uint64_t>(left, kMtu);
+    left -= payload;
+    d.message_ser_ns += ser_ns(kHeaders + (p == 0 ? kReth : 0) + (payload + 3) / 4 * 4, d.rate_bps);
+  }
+  // The first frame: a First (or Only) with its RETH.
+  const std::uint64_t first =
+      kHeaders + kReth + (std::min<std::uint64_t>(s.size, kMtu) + 3) / 4 * 4;
+  const auto ideal = [&](std::uint64_t messages) {
+    return ser_ns(first, d.rate_bps) + kDelayNs + ser_ns(first, d.isl_bps) + kDelayNs +
+           static_cast<std::int64_t>(messages) * d.message_ser_ns + kDelayNs +
+           2 * ser_ns(kHeaders + kAeth, d.rate_bps) + ser_ns(kHeaders + kAeth, d.isl_bps) +
+           3 * kDelayNs;
+  };
+  d.ideal_ns = ideal(std::uint64_t{s.senders} * s.messages);
+  d.victim_ideal_ns = ideal(s.messages);
+  d.victim_ideal_gbps =
+      static_cast<double>(std::uint64_t{s.messages} * s.size * 8) /
+      static_cast<double>(d.victim_ideal_ns + 3 * kJitterNs +
+                          static_cast<std::int64_t>(s.senders + 1) * ser_ns(first, d.isl_bps));
+  d.headroom_bytes =
+      2 * (2 * static_cast<std::uint64_t>(static_cast<double>(kDelayNs) * d.isl_bps / 8e9) +
+           2 * (kLargestFrame + kWireOverhead));
+  return d;
+}
 
 std::string device(std::uint32_t i) {
   return fmt::format("sim{}", i);

@@ -54,6 +54,41 @@ inline constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
 // How long a run may take in virtual time before the lab gives up.
 inline constexpr sim::Time kRunLimit = 10 * sim::kSecond;
 
+struct Shape {
+  std::uint32_t senders = 8;
+  std::uint32_t messages = 2;  // each sender's, and each victim's
+  std::uint32_t size = 1 << 20;
+};
+
+/// ns a frame of `bytes` (without preamble and gap) takes on a link of
+/// `bps`, as the simulator counts it: truncated to the ns, frame by frame.
+[[nodiscard]] std::int64_t ser_ns(std::uint64_t bytes, double bps);
+
+/// What both labs derive before they measure (chapter 26 writes it out).
+struct Ideal {
+  double rate_bps = 0;  // every host link
+  double isl_bps = 0;   // the link between the switches: (senders + 2) x rate
+  std::uint64_t packets_per_message = 0;
+  std::int64_t message_ser_ns = 0;  // one message's frames back to back at the host rate
+  /// The incast's last completion if the bottleneck never idles: the first
+  /// frame crosses a host link and the link between the switches, the
+  /// bottleneck sends every message's frames back to back, the last one
+  /// reaches the receiver and its ACK crosses three links back.
+  std::int64_t ideal_ns = 0;
+  std::int64_t victim_ideal_ns = 0;  // the same for one victim's messages alone
+  /// A victim's rate alone, less what may delay it without any pause: the
+  /// jitter of the three host links its first frame and last ACK cross,
+  /// and its first frame behind the other left hosts' first frames on the
+  /// link between the switches.
+  double victim_ideal_gbps = 0;
+  /// PFC headroom: after XOFF, what the upstream still sends until it has
+  /// heard the pause: a link delay there and back at the fastest link's
+  /// rate, the frame the pause waits behind and the frame the upstream is
+  /// serialising; twice that, for margin.
+  std::uint64_t headroom_bytes = 0;
+};
+[[nodiscard]] Ideal derive_ideal(const Shape& s, double rate_gbps);
+
 /// "sim{i}": the device name of host `i` (see the map above).
 [[nodiscard]] std::string device(std::uint32_t i);
 
@@ -74,12 +109,6 @@ struct Hosts {
   std::vector<Endpoint> tx, rx;
   Endpoint vtx, vrx;  // the victim and its receiver
   Endpoint wtx, wrx;  // the other-class victim and its receiver
-};
-
-struct Shape {
-  std::uint32_t senders = 8;
-  std::uint32_t messages = 2;  // each sender's, and each victim's
-  std::uint32_t size = 1 << 20;
 };
 
 /// Opens every host of the map above (PD, MR, CQ, one RC QP per flow),
