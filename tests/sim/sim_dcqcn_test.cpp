@@ -462,6 +462,73 @@ TEST_CASE("DCQCN end to end: one CE mark halves the sender's rate (dcqcn_paper)"
   std::filesystem::remove(path);
 }
 
+TEST_CASE("DCQCN on READ responses: the requester's NIC notifies, the responder's QP slows down") {
+  // A READs 256 KiB from B. The data flows B -> A, so B's QP is the one to
+  // pace: its READ responses are ECT(0) and leave at its reaction point's
+  // rate; a CE mark on one reaches A's NIC, whose notification point sends
+  // the CNP to B's QP (the requester's destination QP). dcqcn_paper: alpha
+  // = 1 on the first CNP, so B's rate halves, 100 G -> 50 G, Rt = 100 G.
+  // Only response PSN 10 is marked (a PSN rule marks requests only: the
+  // 11th packet on B -> A). Response sizes at path MTU 1024: a
+  // Middle 1082 bytes (1102 on the wire: 88 ns at 100 G, floor(176.32) =
+  // 176 at 50 G), a First or Last 1086 with its AETH (88 and floor(176.96)
+  // = 176). The READ request and ACKs: none to pace.
+  Pair p(dcqcn_pair(sim::dcqcn_paper(), sim::CapturePoint::ReceiverPort));
+  // B sends nothing but the 256 responses, PSNs 0 .. 255: the 11th is PSN 10.
+  p.fabric.link(p.b, p.a).ce_marks.push_back(sim::DropRule::nth(11));
+  p.fill_a(0);
+  for (std::size_t i = 0; i < p.buf_b.size(); ++i)
+    p.buf_b[i] = static_cast<std::uint8_t>(i * 7 + (i >> 10));
+  const std::string path = simtest::temp_pcap("dcqcn_read");
+  p.fabric.start_capture(path);
+  REQUIRE(p.post(IBV_WR_RDMA_READ, 0, 256 << 10, 0, 1) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  p.fabric.stop_capture();
+  CHECK(std::memcmp(p.buf_a.data(), p.buf_b.data(), 256 << 10) == 0);
+
+  CHECK(p.fabric.stats().packets_ce_marked == 1);
+  CHECK(p.qa->stats().np_ecn_marked_roce_packets == 1);
+  CHECK(p.qa->stats().np_cnp_sent == 1);
+  CHECK(p.qb->stats().rp_cnp_handled == 1);
+  CHECK(p.qb->stats().np_cnp_sent == 0);
+  sim::DcqcnRp* rp = p.qb->dcqcn();
+  REQUIRE(rp != nullptr);
+  CHECK(rp->rate_bps() == 50'000'000'000);
+  CHECK(rp->target_bps() == 100'000'000'000);
+
+  const auto all = simtest::read_capture(path);
+  std::vector<Pkt> cnps, responses;
+  for (const Pkt& k : all) {
+    CHECK(k.icrc_ok);
+    CHECK(k.ip_checksum_ok);
+    if (k.opcode == wire::opcode::kCnp) cnps.push_back(k);
+    if (k.opcode >= 0x0D && k.opcode <= 0x0F) responses.push_back(k);  // READ responses
+    if (k.opcode == wire::opcode::kRcReadRequest) CHECK(k.ecn == 2);
+  }
+  REQUIRE(cnps.size() == 1);
+  CHECK(cnps[0].becn);
+  CHECK(cnps[0].dscp == 48);
+  CHECK(cnps[0].dest_qp == p.qb->qp_num());
+  CHECK(cnps[0].src == p.a.config().ip);  // from the requester's NIC
+  REQUIRE(responses.size() == 256);
+  for (const Pkt& k : responses) CHECK(k.ecn == (k.psn == 10 ? 3 : 2));
+  // Arrivals at A: 88 ns apart until B has cut its rate (the CNP is stamped
+  // when it reaches B); from then on, after one response built at the old
+  // rate, the link's 1 us and the NIC's 400 ns lookahead, 176 ns apart.
+  const std::int64_t cut = cnps[0].time_ns;
+  std::size_t slow = 0;
+  for (std::size_t i = 1; i < responses.size(); ++i) {
+    const std::int64_t gap = responses[i].time_ns - responses[i - 1].time_ns;
+    if (responses[i].time_ns <= cut) CHECK(gap == 88);
+    if (responses[i - 1].time_ns > cut + 1'000 + 400 + 352) {
+      CHECK(gap == 176);
+      ++slow;
+    }
+  }
+  CHECK(slow > 200);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("DCQCN off (the default): no ECT, no CE marks, no CNPs, the same capture") {
   // The same WRITE twice, DCQCN off: once as is, once with a CE rule that
   // would mark every packet. No packet is ECN-capable, so the rule marks

@@ -1,6 +1,13 @@
-// DCQCN in the simulated NIC: ECT on request packets, pacing at the
-// reaction point's rate, CNPs from the notification point (see dcqcn.hpp and
-// FabricConfig::dcqcn). Nothing here runs when FabricConfig::dcqcn is empty.
+// DCQCN in the simulated NIC: ECT on the packets that carry a QP's data
+// (requests, and READ responses on the responder's side), pacing them at
+// the QP's reaction point's rate, CNPs from the notification point (see
+// dcqcn.hpp and FabricConfig::dcqcn). Nothing here runs when
+// FabricConfig::dcqcn is empty.
+//
+// READ responses are a model: the data of a READ flows from the responder,
+// so its QP is the one whose rate a congested path must cut, and the
+// requester's NIC is the one that sees the marks. NVIDIA documents DCQCN
+// per QP without naming the packet kinds it paces; rxe has no DCQCN.
 #include "engine.hpp"
 #include "rdmalab/wire/opcode.hpp"
 
@@ -45,7 +52,10 @@ bool QpImpl::dcqcn_receive(const wire::Frame& f) {
   }
   if (type == IBV_QPT_UD || link == nullptr || ecn_of(f) != kCe) return false;
   const wire::OpcodeInfo* info = wire::find_opcode(p.bth.opcode);
-  if (info == nullptr || info->is_response()) return false;
+  if (info == nullptr) return false;
+  // Marks count on the packets that carry data: requests and READ
+  // responses (the CNP then goes to the responder's QP, which sent them).
+  if (info->is_response() && info->operation != wire::Operation::ReadResponse) return false;
   ++stats.np_ecn_marked_roce_packets;
   // A NIC with its notification point off counts the mark and stays silent.
   if (!device->config().dcqcn_np) return false;
@@ -66,13 +76,13 @@ bool QpImpl::dcqcn_receive(const wire::Frame& f) {
   return false;
 }
 
-std::uint8_t QpImpl::dcqcn_mark_ect() {
+void QpImpl::dcqcn_transmit(Link& ln) {
+  const Time start = std::max(engine->now, ln.busy_until);
   const std::uint8_t tc = spec.traffic_class;
   spec.traffic_class = static_cast<std::uint8_t>((tc & ~kEcnMask) | kEct0);
-  return tc;
-}
-
-void QpImpl::dcqcn_sent_request(Time start, std::size_t frame_bytes) {
+  engine->transmit(ln, spec);
+  spec.traffic_class = tc;
+  const std::size_t frame_bytes = wire::frame_size(spec);
   DcqcnRp* r = dcqcn_rp();
   if (r == nullptr) return;
   r->on_bytes_sent(frame_bytes, engine->now);
@@ -80,8 +90,8 @@ void QpImpl::dcqcn_sent_request(Time start, std::size_t frame_bytes) {
     rp_next_tx = start;  // at the line rate the link alone spaces packets
     return;
   }
-  // The next request starts when this one's bytes have gone at Rc, rounded
-  // down to the ns as the link's serialisation time is.
+  // The next paced packet starts when this one's bytes have gone at Rc,
+  // rounded down to the ns as the link's serialisation time is.
   const std::uint64_t bits = (frame_bytes + kWireOverhead) * 8;
   rp_next_tx = start + static_cast<Time>(bits * 1'000'000'000 / r->rate_bps());
 }

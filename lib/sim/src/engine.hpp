@@ -367,18 +367,18 @@ struct QpImpl {
   // --- DCQCN (dcqcn_nic.cpp), only with FabricConfig::dcqcn ---
   std::unique_ptr<DcqcnRp> rp;  // reaction point, created on first use
   std::optional<DcqcnNp> np;    // notification point's CNP pacing
-  Time rp_next_tx = 0;          // the next request packet starts no earlier
+  Time rp_next_tx = 0;          // the next paced packet (request, READ response) starts no earlier
   /// The reaction point (created at the egress link's rate); nullptr when
   /// DCQCN is off, for UD, or before RTR.
   DcqcnRp* dcqcn_rp();
   /// A frame for this QP arrived: a CNP goes to the reaction point (true:
-  /// nothing else to do); a CE-marked request may make the NP send a CNP.
+  /// nothing else to do); a CE-marked request or READ response may make the
+  /// NP send a CNP.
   bool dcqcn_receive(const wire::Frame& f);
-  /// Marks a request packet in `spec` ECN-capable; returns the traffic
-  /// class to restore after transmission.
-  std::uint8_t dcqcn_mark_ect();
-  /// A request packet of `frame_bytes` started on the wire at `start`.
-  void dcqcn_sent_request(Time start, std::size_t frame_bytes);
+  /// Sends the data packet in `spec` (a request, or a READ response: the
+  /// packets that carry a QP's data) ECN-capable on `ln`, and paces this
+  /// QP's next one at the reaction point's rate.
+  void dcqcn_transmit(Link& ln);
 
   /// What the responder decided about a request at the expected PSN.
   enum class Verdict : std::uint8_t {

@@ -60,8 +60,10 @@ void QpImpl::pump() {
         }
       }
     }
-    // --- DCQCN: request packets wait for the reaction point's rate ---
-    if (req_work && rp) t = std::max(t, rp_next_tx);
+    // --- DCQCN: data packets (requests, READ responses) wait for the
+    // reaction point's rate; ACKs do not ---
+    if (rp && (req_work || resp.front().kind == RespItem::Kind::ReadResponse))
+      t = std::max(t, rp_next_tx);
     // NIC cost model (HostConfig::doorbell_ns ...): a request waits until
     // its WQE (and its payload) have been fetched; 0 with the model off.
     if (req_work && tx_index < sq_count) t = std::max(t, wqe_at(tx_index).ready_at);

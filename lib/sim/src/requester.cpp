@@ -114,16 +114,10 @@ void QpImpl::send_request_packet() {
   }
   count_sent(spec.packet.bth.psn, npkts);
   Link& ln = egress_link(w);
-  if (engine->cfg.dcqcn && type != IBV_QPT_UD) {
-    // DCQCN: ECN-capable, and paced at the reaction point's rate.
-    const Time start = std::max(engine->now, ln.busy_until);
-    const std::uint8_t tc = dcqcn_mark_ect();
+  if (engine->cfg.dcqcn && type != IBV_QPT_UD)
+    dcqcn_transmit(ln);  // ECN-capable, and paced at the reaction point's rate
+  else
     engine->transmit(ln, spec);
-    spec.traffic_class = tc;
-    dcqcn_sent_request(start, wire::frame_size(spec));
-  } else {
-    engine->transmit(ln, spec);
-  }
   after_request(w, npkts, rereading);
 }
 

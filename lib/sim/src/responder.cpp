@@ -417,7 +417,12 @@ void QpImpl::send_response_item() {
     }
   }
   ++stats.packets_sent;
-  engine->transmit(*link, spec);
+  // DCQCN: a READ response carries the READ's data, so it is ECN-capable
+  // and paced like a request (dcqcn_nic.cpp); ACKs are neither.
+  if (engine->cfg.dcqcn && wire::find_opcode(p.bth.opcode)->operation == Operation::ReadResponse)
+    dcqcn_transmit(*link);
+  else
+    engine->transmit(*link, spec);
 }
 
 // An ACK or NAK for the wire. A plain ACK may be coalesced (9.7.5.1.2: an

@@ -230,9 +230,10 @@ struct FabricConfig {
   RxeCompat rxe;
   // --- DCQCN ---
   /// Congestion control in the NICs (dcqcn.hpp); off when empty, as before.
-  /// On: RC and UC request packets carry ECT(0) and each QP's requests are
-  /// paced at its reaction point's rate; a CE-marked request makes the
-  /// responder send a CNP (paced per QP); a CNP cuts the sender's rate.
+  /// On: the packets that carry a QP's data (RC and UC requests, READ
+  /// responses) carry ECT(0) and are paced at that QP's reaction point's
+  /// rate; a CE-marked one makes the receiving QP send a CNP (paced per QP)
+  /// to the QP that sent it; a CNP cuts that QP's rate.
   std::optional<DcqcnParams> dcqcn;
 };
 
