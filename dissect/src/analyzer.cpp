@@ -303,6 +303,7 @@ struct Channel {
 
   std::uint32_t conv = 0;
   std::uint32_t next_in_conv = 0;  // the next channel of its conversation (index + 1)
+  std::uint32_t pos_in_conv = 0;   // its place in that list: ConversationSummary::channels
   std::uint32_t index_psn = 0;     // its key among the request halves waiting for responses
   HostId req_host = 0, rsp_host = 0;
   std::optional<std::uint32_t> req_qpn, rsp_qpn;
@@ -357,6 +358,7 @@ struct Conversation {
   std::int64_t first_ns = 0, last_ns = 0;
   // Its channels, a list through Channel::next_in_conv (index + 1; 0 ends it).
   std::uint32_t first_channel = 0, last_channel = 0;
+  std::uint32_t channel_count = 0;
 };
 
 bool endpoint_matches(const Endpoint& e, const IpAddress& addr, std::optional<std::uint32_t> qpn) {
@@ -654,6 +656,7 @@ struct Analyzer::Impl {
 
   void add_channel(Conversation& v, std::size_t idx) {
     const auto n = static_cast<std::uint32_t>(idx + 1);
+    channels[idx]->pos_in_conv = v.channel_count++;
     if (v.last_channel == 0)
       v.first_channel = n;
     else
@@ -1265,20 +1268,23 @@ struct Analyzer::Impl {
 
     const wire::Transport tr = rec.op->transport;
     if (tr == wire::Transport::CNP) {
-      // A CNP goes from the receiver of marked traffic to the sending QP,
-      // i.e. along the responses of its channel.
+      // A CNP goes from the receiver of marked traffic to the QP that sent
+      // it: usually a requester, along the responses of its channel; or a
+      // responder whose READ responses were marked, along the requests.
+      // An RC QP is both, so a QP known as a requester is taken as one.
       Event e{EventType::Cnp, rec.frame, 0, bth.psn};
       e.value = bth.dest_qp;
       rec.events.push_back(e);
       const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, true};
       const std::uint32_t* idx = halves.find(key);
+      if (idx == nullptr) idx = halves.find(HalfKey{key.src, key.dst, bth.dest_qp, false});
       const std::size_t i = idx != nullptr ? *idx : cnp_channel(key);
       if (i == kNone) {
         ++stats.cnps_unattributed;
         return;
       }
       Channel& c = *channels[i];
-      rec.conversation = c.conv;
+      mark_record(c, rec);
       note_packet(c, rec);
       on_cnp(c, rec);
       return;
@@ -1298,7 +1304,7 @@ struct Analyzer::Impl {
     }
     Channel& c = *channels[idx];
     if (tr == wire::Transport::UC) c.unreliable = true;
-    rec.conversation = c.conv;
+    mark_record(c, rec);
     note_packet(c, rec);
     if (rec.icrc && !rec.icrc->ok()) ++c.s.icrc_errors;
     // The BTH's congestion bits, InfiniBand's ECN: a switch sets FECN on a
@@ -1306,6 +1312,10 @@ struct Analyzer::Impl {
     // source with BECN (on an ACK or a response).
     if (response) {
       if (bth.becn) ++c.s.becn;
+      // A READ response carries the channel's data the other way: a CE
+      // mark on it is congestion on the channel's data path, answered by a
+      // CNP to the responder's QP.
+      if (ce && rec.op->operation == wire::Operation::ReadResponse) note_ce(c, rec);
       on_response(c, rec);
     } else {
       if (bth.fecn) ++c.s.fecn;
@@ -1323,11 +1333,7 @@ struct Analyzer::Impl {
     const std::int64_t t = rec.time_ns;
     const std::int64_t w = opt.rate_window_ns;
     const auto n = static_cast<std::uint32_t>(rec.original_length);
-    if (ce) {
-      Congestion& g = c.congestion();
-      if (c.s.ecn_ce++ == 0) g.first_ce_frame = rec.frame;
-      if (g.pending_ce_ns < 0) g.pending_ce_ns = t;
-    }
+    if (ce) note_ce(c, rec);
     c.rate.add(t, n, w);
     if (c.cong) {
       close_cnp_windows(c, t);
@@ -1336,6 +1342,21 @@ struct Analyzer::Impl {
     c.recent.emplace_back(t, n);
     c.recent_bytes += n;
     forget_before(c, t - w);
+  }
+
+  /// A CE-marked packet of the channel's data (a request, a READ
+  /// response): it waits for the CNP that answers it.
+  static void note_ce(Channel& c, const PacketRecord& rec) {
+    Congestion& g = c.congestion();
+    if (c.s.ecn_ce++ == 0) g.first_ce_frame = rec.frame;
+    if (g.pending_ce_ns < 0) g.pending_ce_ns = rec.time_ns;
+  }
+
+  /// The record belongs to channel `c`: its conversation and its place
+  /// among the conversation's channels.
+  static void mark_record(const Channel& c, PacketRecord& rec) {
+    rec.conversation = c.conv;
+    rec.channel = c.conv != 0 ? static_cast<std::int32_t>(c.pos_in_conv) : -1;
   }
 
   static void forget_before(Channel& c, std::int64_t t) {

@@ -487,9 +487,9 @@ inline constexpr std::array kCatalog{
             "FECN/BECN：途中被标记 FECN 的请求 {0} 个，带回 BECN 的响应 {1} 个（InfiniBand 在 BTH "
             "中的拥塞通知）"},
     Message{"sum.congestion",
-            "    congestion: {0} CE-marked request(s); {1} CNP(s), gap min {2}, median {3}; CE → "
-            "CNP median {4}",
-            "    拥塞：{0} 个带 CE 标记的请求；{1} 个 CNP，间隔最小 {2}，中位数 {3}；CE → CNP "
+            "    congestion: {0} CE-marked data packet(s); {1} CNP(s), gap min {2}, median {3}; CE "
+            "→ CNP median {4}",
+            "    拥塞：{0} 个带 CE 标记的数据报文；{1} 个 CNP，间隔最小 {2}，中位数 {3}；CE → CNP "
             "延迟中位数 {4}"},
     Message{"sum.rate_cnp",
             "    requester's rate around a CNP ({0} windows, median of {1} CNP(s)): {2} before, "

@@ -23,6 +23,7 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
   rec.captured_length = captured.size();
   rec.original_length = std::max(original_length, captured.size());
   rec.conversation = 0;
+  rec.channel = -1;
   rec.rtt_ns = -1;
   rec.events.clear();
   wire::decode_frame(captured, link, rec.original_length, rec.decoded);

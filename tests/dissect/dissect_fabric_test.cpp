@@ -56,6 +56,29 @@ class Capture {
     s.packet.bth.becn = true;
     return feed(s, t);
   }
+  /// A READ of `len` bytes from QP kReqQp to QP kRspQp, ECT(0).
+  PacketRecord& read_request(std::uint32_t psn, std::uint32_t len, std::int64_t t) {
+    wire::FrameSpec s = spec(false, wire::opcode::kRcReadRequest, kRspQp, psn);
+    s.traffic_class = 2;
+    s.packet.reth = wire::Reth{0x1000, 1, len};
+    s.packet.bth.ack_req = true;
+    return feed(s, t);
+  }
+  /// A READ response of 1000 bytes to QP kReqQp, ECT(0) or, with `ce`, CE.
+  PacketRecord& read_response(std::uint8_t opcode, std::uint32_t psn, std::int64_t t, bool ce) {
+    wire::FrameSpec s = spec(true, opcode, kReqQp, psn);
+    s.traffic_class = ce ? 3 : 2;
+    if (opcode != wire::opcode::kRcReadResponseMiddle) s.packet.aeth = wire::Aeth{0x1F, 1};
+    payload_.assign(1000, 0xCD);
+    s.packet.payload = payload_;
+    return feed(s, t);
+  }
+  /// A CNP from the requester's host to the responder QP, whose READ
+  /// responses were marked.
+  PacketRecord& cnp_to_responder(std::int64_t t) {
+    wire::FrameSpec s = spec(false, wire::opcode::kCnp, kRspQp, 0);
+    return feed(s, t);
+  }
   /// A CNP from the responder's host to the requester QP.
   PacketRecord& cnp(std::int64_t t, std::uint32_t req_qp = kReqQp) {
     wire::FrameSpec s = spec(true, wire::opcode::kCnp, req_qp, 0);
@@ -250,6 +273,40 @@ TEST_CASE("CNPs before a channel's first response join it when the hosts leave n
   std::string json;
   render_summary_json(two.analyzer.stats(), both, json);
   CHECK(nlohmann::json::parse(json)["capture"]["cnps_unattributed"] == 1);
+}
+
+TEST_CASE(
+    "CE-marked READ responses and the CNP to the responder's QP belong to the READ's channel") {
+  // A READ's data flows back from the responder, so its marks are on the
+  // READ responses and its CNP goes from the requester's host to the
+  // responder's QP. QP 0x11 at 10.0.0.2 READs 3000 bytes from QP 0x22 at
+  // 10.0.0.1 at t = 0; the responses PSN 0, 1, 2 arrive at 1, 2, 3 µs, the
+  // last two CE-marked; the requester's NIC answers PSN 1's mark with a CNP
+  // to QP 0x22 at 2.5 µs. One channel (0x11 -> 0x22) holds it all: 2 CE
+  // marks, 1 CNP, CE -> CNP 0.5 µs, nothing unattributed, and no "CE
+  // without CNP".
+  Capture cap;
+  cap.read_request(0, 3000, 0);
+  CHECK(cap.read_response(wire::opcode::kRcReadResponseFirst, 0, 1 * kUs, false).channel == 0);
+  PacketRecord& marked = cap.read_response(wire::opcode::kRcReadResponseMiddle, 1, 2 * kUs, true);
+  CHECK(marked.conversation == 1);
+  CHECK(marked.channel == 0);
+  PacketRecord& cnp = cap.cnp_to_responder(2'500);
+  CHECK(cnp.conversation == 1);
+  CHECK(cnp.channel == 0);
+  cap.read_response(wire::opcode::kRcReadResponseLast, 2, 3 * kUs, true);
+  CHECK(of(cap.analyzer.finish(), EventType::CeWithoutCnp).empty());
+  const auto convs = cap.analyzer.summaries();
+  REQUIRE(convs.size() == 1);
+  REQUIRE(convs[0].channels.size() == 1);
+  const ChannelSummary& c = convs[0].channels[0];
+  CHECK(c.requester.qpn == kReqQp);
+  CHECK(c.responder.qpn == kRspQp);
+  CHECK(c.reads == 1);
+  CHECK(c.ecn_ce == 2);
+  CHECK(c.cnps == 1);
+  CHECK(c.ce_to_cnp_median_ns == 500);
+  CHECK(cap.analyzer.stats().cnps_unattributed == 0);
 }
 
 TEST_CASE("FECN and BECN, InfiniBand's congestion notification, counted per channel") {

@@ -230,37 +230,22 @@ void Report::packet(const dissect::PacketRecord& rec) {
         pfc_events_.push_back(EventRow{e, rec.time_ns, false});
     }
   }
-  // CE marks, CNPs and round trips go to the requester QP's timeline: a
-  // CE-marked request travels requester -> responder QP, a CNP and a
-  // response responder -> requester QP.
-  const auto src = rec.decoded.src_address();
-  const auto dst = rec.decoded.dst_address();
-  if (src && dst && rec.has_bth()) {
-    const std::uint32_t qp = rec.decoded.ib->bth.dest_qp;
-    const auto answers = [&](const dissect::ChannelSummary& s) {
-      return s.responder.addr == *src && s.requester.addr == *dst && s.requester.qpn_known &&
-             s.requester.qpn == qp;
-    };
+  // CE marks, CNPs and round trips go to the timeline of the channel the
+  // analyser put the packet in: a CE-marked request or READ response, the
+  // CNP that answers it, the response that took an RTT sample.
+  if (Conversation* c = conversation(rec.conversation);
+      c != nullptr && rec.channel >= 0 &&
+      static_cast<std::size_t>(rec.channel) < c->channels.size()) {
+    Channel& ch = c->channels[static_cast<std::size_t>(rec.channel)];
+    // A mark counts where it is on the channel's data (as the summary's
+    // ecn_ce): a request or a READ response, not an ACK.
+    const bool data = rec.op != nullptr && (!rec.op->is_response() ||
+                                            rec.op->operation == wire::Operation::ReadResponse);
     for (const Event& e : rec.events) {
-      if (e.type != EventType::EcnMarked && e.type != EventType::Cnp) continue;
-      const bool ce = e.type == EventType::EcnMarked;
-      for (Conversation& c : convs_) {
-        for (std::size_t i = 0; i < c.channels.size(); ++i) {
-          const dissect::ChannelSummary& s = c.summary.channels[i];
-          const bool match = ce ? s.requester.addr == *src && s.responder.addr == *dst &&
-                                      (!s.responder.qpn_known || s.responder.qpn == qp)
-                                : answers(s);
-          if (match) (ce ? c.channels[i].ce_ns : c.channels[i].cnp_ns).push_back(rec.time_ns);
-        }
-      }
+      if (e.type == EventType::EcnMarked && data) ch.ce_ns.push_back(rec.time_ns);
+      if (e.type == EventType::Cnp) ch.cnp_ns.push_back(rec.time_ns);
     }
-    // The RTT sample rides on the response that took it (an ACK, a READ
-    // response, an atomic ACK), in the conversation the analyser gave it.
-    if (Conversation* c = rec.rtt_ns >= 0 ? conversation(rec.conversation) : nullptr) {
-      for (std::size_t i = 0; i < c->channels.size(); ++i)
-        if (answers(c->summary.channels[i]))
-          c->channels[i].rtt.emplace_back(rec.time_ns, rec.rtt_ns);
-    }
+    if (rec.rtt_ns >= 0) ch.rtt.emplace_back(rec.time_ns, rec.rtt_ns);
   }
   Conversation* c = conversation(rec.conversation);
   if (c == nullptr) return;

@@ -85,10 +85,11 @@ struct ChannelSummary {
   std::int64_t rnr_wait_ns = -1;
   std::uint64_t cnps = 0;
   std::uint64_t icrc_errors = 0;
-  /// Congestion, as the capture point saw it. Request packets whose IP ECN
-  /// field is CE (11: a switch marked them), the gaps between two CNPs to
-  /// the requester QP (the smallest one is the receiver NIC's pacing), and
-  /// the delay from the first CE mark after a CNP to the next CNP.
+  /// Congestion, as the capture point saw it. Packets of the channel's data
+  /// whose IP ECN field is CE (11: a switch marked them): its requests and
+  /// its READ responses; the gaps between two CNPs to the QP that sent
+  /// them (the smallest one is the receiving NIC's pacing), and the delay
+  /// from the first CE mark after a CNP to the next CNP.
   std::uint64_t ecn_ce = 0;
   /// InfiniBand's congestion notification, in the BTH: request packets with
   /// FECN set (a switch met congestion on the way) and responses with BECN

@@ -43,6 +43,10 @@ struct PacketRecord {
   std::optional<wire::PauseFrame> pause;
   /// The conversation the analyser put this packet in (1-based), 0 for none.
   std::uint32_t conversation = 0;
+  /// The channel (requester -> responder QP) of that conversation the packet
+  /// belongs to, as an index into ConversationSummary::channels; -1 for none.
+  /// A CNP belongs to the channel whose data it answers.
+  std::int32_t channel = -1;
   /// The round trip this packet (an ACK, READ response or atomic ACK)
   /// completed, when the analyser took it as an RTT sample of its channel
   /// (ChannelSummary::rtt_samples); -1 otherwise. Set by Analyzer::feed.
