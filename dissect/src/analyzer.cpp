@@ -1315,7 +1315,7 @@ struct Analyzer::Impl {
       // A READ response carries the channel's data the other way: a CE
       // mark on it is congestion on the channel's data path, answered by a
       // CNP to the responder's QP.
-      if (ce && rec.op->operation == wire::Operation::ReadResponse) note_ce(c, rec);
+      if (ce && rec.op->carries_data()) note_ce(c, rec);
       on_response(c, rec);
     } else {
       if (bth.fecn) ++c.s.fecn;

@@ -239,8 +239,7 @@ void Report::packet(const dissect::PacketRecord& rec) {
     Channel& ch = c->channels[static_cast<std::size_t>(rec.channel)];
     // A mark counts where it is on the channel's data (as the summary's
     // ecn_ce): a request or a READ response, not an ACK.
-    const bool data = rec.op != nullptr && (!rec.op->is_response() ||
-                                            rec.op->operation == wire::Operation::ReadResponse);
+    const bool data = rec.op != nullptr && rec.op->carries_data();
     for (const Event& e : rec.events) {
       if (e.type == EventType::EcnMarked && data) ch.ce_ns.push_back(rec.time_ns);
       if (e.type == EventType::Cnp) ch.cnp_ns.push_back(rec.time_ns);

@@ -52,10 +52,9 @@ bool QpImpl::dcqcn_receive(const wire::Frame& f) {
   }
   if (type == IBV_QPT_UD || link == nullptr || ecn_of(f) != kCe) return false;
   const wire::OpcodeInfo* info = wire::find_opcode(p.bth.opcode);
-  if (info == nullptr) return false;
   // Marks count on the packets that carry data: requests and READ
   // responses (the CNP then goes to the responder's QP, which sent them).
-  if (info->is_response() && info->operation != wire::Operation::ReadResponse) return false;
+  if (info == nullptr || !info->carries_data()) return false;
   ++stats.np_ecn_marked_roce_packets;
   // A NIC with its notification point off counts the mark and stays silent.
   if (!device->config().dcqcn_np) return false;

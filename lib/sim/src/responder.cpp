@@ -377,6 +377,9 @@ void QpImpl::answer(const wire::IbPacket& p, const wire::OpcodeInfo& info, Verdi
 
 void QpImpl::send_response_item() {
   RespItem& it = resp.front();
+  // A READ response carries the READ's data: with DCQCN it is
+  // ECN-capable and paced like a request (dcqcn_nic.cpp); ACKs are neither.
+  const bool paced = engine->cfg.dcqcn && it.kind == RespItem::Kind::ReadResponse;
   wire::IbPacket& p = spec.packet;
   p.clear();
   p.bth.dest_qp = attr.dest_qp_num;
@@ -417,9 +420,7 @@ void QpImpl::send_response_item() {
     }
   }
   ++stats.packets_sent;
-  // DCQCN: a READ response carries the READ's data, so it is ECN-capable
-  // and paced like a request (dcqcn_nic.cpp); ACKs are neither.
-  if (engine->cfg.dcqcn && wire::find_opcode(p.bth.opcode)->operation == Operation::ReadResponse)
+  if (paced)
     dcqcn_transmit(*link);
   else
     engine->transmit(*link, spec);

@@ -113,6 +113,12 @@ struct OpcodeInfo {
     return operation == Operation::Acknowledge || operation == Operation::AtomicAcknowledge ||
            operation == Operation::ReadResponse;
   }
+  /// Packets that carry a QP's data to its peer: the requests, and the READ
+  /// responses that bring a READ's data back. Congestion control marks and
+  /// paces these; ACKs, atomic ACKs and CNPs it does not.
+  [[nodiscard]] constexpr bool carries_data() const noexcept {
+    return operation != Operation::Cnp && (!is_response() || operation == Operation::ReadResponse);
+  }
 };
 
 /// Every opcode in the table, in ascending order of value.
