@@ -624,3 +624,88 @@ TEST_CASE("DCQCN over IPv6: the CE mark sits in the traffic class, the ICRC stil
   for (const Pkt& k : reqs) CHECK(k.ecn == (k.psn == 2 ? 3 : 2));
   std::filesystem::remove(path);
 }
+
+TEST_CASE("DCQCN re-times a packet that waits for the rate when the rate changes") {
+  // The reference code re-times a QP's next packet on every change of rate
+  // (rdma-hw.cc, ChangeRate): a QP cut to a low rate does not sit out the
+  // old gap once its rate has risen. Here the rate steps are spelled out:
+  // Periodic reaction, alpha fixed at 1 (g = 0), rate_on_first_cnp 1 G, a
+  // cut 2 us after the CNP, an increase event every 10 us after it, AI =
+  // HAI = 0, F = 1. With the CNP reaching A at t_c:
+  //   t_c           1 G        (the first CNP sets Rc = Rt = 1 G)
+  //   t_c + 2 us    0.5 G      (cut: Rc - Rc * 1 / 2; Rt stays, no clamp)
+  //   t_c + 12 us   0.75 G     (fast recovery: ceil((1 G + 0.5 G) / 2))
+  //   t_c + 22 us   0.875 G    (s = F: additive, + 0)
+  //   t_c + 32 us   0.9375 G   (hyper, + 0)
+  //   t_c + 42 us   0.96875 G
+  // A middle packet is 1082 bytes, 1102 with preamble and gap: 8816 bits,
+  // a gap of 8816 ns at 1 G, 17632 at 0.5 G, 11754 at 0.75 G (rounded down),
+  // 10075 at 0.875 G, 9403 at 0.9375 G, 9100 at 0.96875 G. A packet leaves
+  // at the first time its gap, at the rate then, has passed since its
+  // predecessor started.
+  sim::DcqcnParams pr;
+  pr.reaction = sim::DcqcnParams::Reaction::Periodic;
+  pr.increase = sim::DcqcnParams::Increase::Reference;
+  pr.g = 0;
+  pr.initial_alpha = kOne;
+  pr.alpha_period = 1'000'000'000;  // no alpha tick within the test
+  pr.rate_decrease_period = 2'000;
+  pr.rate_increase_period = 10'000;
+  pr.byte_counter = 0;
+  pr.fast_recovery_stages = 1;
+  pr.ai_rate_bps = 0;
+  pr.hai_rate_bps = 0;
+  pr.min_rate_bps = 1'000'000;
+  pr.rate_on_first_cnp_bps = 1'000'000'000;
+  Pair p(dcqcn_pair(pr, sim::CapturePoint::SenderPort));
+  p.fabric.link(p.a, p.b).ce_marks.push_back(sim::DropRule::psn(4));
+  sim::DcqcnRp* rp = p.qa->dcqcn();
+  REQUIRE(rp != nullptr);
+  std::vector<sim::DcqcnSample> log;
+  rp->set_observer([&](const sim::DcqcnSample& s) { log.push_back(s); });
+  const std::string path = simtest::temp_pcap("dcqcn_retime");
+  p.fabric.start_capture(path);
+  REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 64 << 10, 0, 1) == 0);
+  CHECK(Pair::poll_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  p.fabric.stop_capture();
+
+  using Ev = sim::DcqcnSample::Event;
+  REQUIRE(log.size() >= 6);
+  const sim::Time tc = log[0].time;
+  CHECK(log[0].event == Ev::Cnp);
+  CHECK(log[0].rate_bps == 1'000'000'000);
+  const std::vector<std::pair<sim::Time, std::uint64_t>> steps = {{2'000, 500'000'000},
+                                                                  {12'000, 750'000'000},
+                                                                  {22'000, 875'000'000},
+                                                                  {32'000, 937'500'000},
+                                                                  {42'000, 968'750'000}};
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    CHECK(log[i + 1].time == tc + steps[i].first);
+    CHECK(log[i + 1].rate_bps == steps[i].second);
+  }
+
+  // Requests at the sender's port (stamped when they start). Up to PSN 28
+  // they leave 88 ns apart; 28 was built before the CNP came (the NIC's
+  // 400 ns lookahead) and starts at s28, 17 ns after t_c.
+  const auto reqs = requests_in(simtest::read_capture(path));
+  REQUIRE(reqs.size() == 64);
+  const auto start = [&](std::size_t psn) { return reqs.at(psn).time_ns; };
+  REQUIRE(start(28) - start(27) == 88);
+  REQUIRE(start(28) > tc);
+  REQUIRE(start(28) - tc < 12'000 - 11'754);
+  // PSN 29: 8816 ns at 1 G, then 17632 at 0.5 G, then at t_c + 12 us
+  // 11754 at 0.75 G, already past (s28 - t_c < 246): it leaves at once.
+  CHECK(start(29) == tc + 12'000);
+  // PSN 30: 11754 after it would be t_c + 23754; at t_c + 22 us the gap
+  // becomes 10075, t_c + 22075, still ahead: it waits for that.
+  // (Without the re-timing it would leave 1679 ns later.)
+  CHECK(start(30) == start(29) + 10'075);
+  // PSN 31: 10075 after 30 is t_c + 32150; at t_c + 32 us 9403, already
+  // past (t_c + 31478): it leaves at t_c + 32 us.
+  CHECK(start(31) == tc + 32'000);
+  // PSN 32: 9403 after 31, t_c + 41403, before the next change.
+  CHECK(start(32) == start(31) + 9'403);
+  // PSN 33: at 0.96875 G since t_c + 42 us: 9100 after 32.
+  CHECK(start(33) == start(32) + 9'100);
+  std::filesystem::remove(path);
+}

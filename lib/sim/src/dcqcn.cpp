@@ -107,6 +107,10 @@ Time DcqcnRp::next_timer() const noexcept {
   return std::min({next_alpha_, next_decrease_, next_increase_});
 }
 
+Time DcqcnRp::next_rate_change() const noexcept {
+  return std::min(next_increase_, cnp_for_decrease_ ? next_decrease_ : kNever);
+}
+
 void DcqcnRp::emit(Time t, DcqcnSample::Event e) const {
   if (observer_) observer_(DcqcnSample{t, e, rc_, rt_, alpha_});
 }

@@ -85,14 +85,20 @@ void QpImpl::dcqcn_transmit(Link& ln) {
   DcqcnRp* r = dcqcn_rp();
   if (r == nullptr) return;
   r->on_bytes_sent(frame_bytes, engine->now);
-  if (!r->active()) {
-    rp_next_tx = start;  // at the line rate the link alone spaces packets
-    return;
-  }
-  // The next paced packet starts when this one's bytes have gone at Rc,
-  // rounded down to the ns as the link's serialisation time is.
-  const std::uint64_t bits = (frame_bytes + kWireOverhead) * 8;
-  rp_next_tx = start + static_cast<Time>(bits * 1'000'000'000 / r->rate_bps());
+  rp_last_start = start;
+  rp_last_bits = (frame_bytes + kWireOverhead) * 8;
+}
+
+Time QpImpl::dcqcn_next_tx() {
+  rp->advance_to(engine->now);
+  // At the line rate the link alone spaces packets.
+  if (!rp->active()) return rp_last_start;
+  // The last packet's bits at the current rate Rc, rounded down to the ns as
+  // the link's serialisation time is. Taking the rate now, not when that
+  // packet left, re-times a waiting packet on every change of rate, as the
+  // reference code does (rdma-hw.cc, ChangeRate): a QP cut to the minimum
+  // rate does not sit out a gap of milliseconds after its rate has risen.
+  return rp_last_start + static_cast<Time>(rp_last_bits * 1'000'000'000 / rp->rate_bps());
 }
 
 DcqcnRp* QueuePair::dcqcn() {

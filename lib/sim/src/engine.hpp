@@ -367,7 +367,11 @@ struct QpImpl {
   // --- DCQCN (dcqcn_nic.cpp), only with FabricConfig::dcqcn ---
   std::unique_ptr<DcqcnRp> rp;  // reaction point, created on first use
   std::optional<DcqcnNp> np;    // notification point's CNP pacing
-  Time rp_next_tx = 0;          // the next paced packet (request, READ response) starts no earlier
+  // The last paced packet (request, READ response): when it started and its
+  // bits on the wire. The next one starts that many bits at the current rate
+  // later, so a rate change re-times a packet that is already waiting.
+  Time rp_last_start = 0;
+  std::uint64_t rp_last_bits = 0;
   /// The reaction point (created at the egress link's rate); nullptr when
   /// DCQCN is off, for UD, or before RTR.
   DcqcnRp* dcqcn_rp();
@@ -379,6 +383,9 @@ struct QpImpl {
   /// packets that carry a QP's data) ECN-capable on `ln`, and paces this
   /// QP's next one at the reaction point's rate.
   void dcqcn_transmit(Link& ln);
+  /// When the next paced packet may start at the reaction point's current
+  /// rate (timers due by now run first).
+  Time dcqcn_next_tx();
 
   /// What the responder decided about a request at the expected PSN.
   enum class Verdict : std::uint8_t {

@@ -60,16 +60,23 @@ void QpImpl::pump() {
         }
       }
     }
-    // --- DCQCN: data packets (requests, READ responses) wait for the
-    // reaction point's rate; ACKs do not ---
-    if (rp && (req_work || resp.front().kind == RespItem::Kind::ReadResponse))
-      t = std::max(t, rp_next_tx);
     // NIC cost model (HostConfig::doorbell_ns ...): a request waits until
     // its WQE (and its payload) have been fetched; 0 with the model off.
     if (req_work && tx_index < sq_count) t = std::max(t, wqe_at(tx_index).ready_at);
+    // --- DCQCN: data packets (requests, READ responses) wait for the
+    // reaction point's rate; ACKs do not. A packet held back by the rate
+    // wakes at the RP's next rate change too, to be re-timed at the new rate.
+    Time wake = t;
+    if (rp && (req_work || resp.front().kind == RespItem::Kind::ReadResponse)) {
+      const Time paced = dcqcn_next_tx();
+      if (paced > t) {
+        wake = std::max(t, std::min(paced, rp->next_rate_change()));
+        t = paced;
+      }
+    }
     if (t > engine->now) {
       tx_scheduled = true;
-      engine->schedule(t, EventKind::QpTx, id, ++tx_gen);
+      engine->schedule(wake, EventKind::QpTx, id, ++tx_gen);
       return;
     }
     if (resp_work)
@@ -154,7 +161,8 @@ void QpImpl::reset_queues() {
   // --- DCQCN: a reset QP starts again at the line rate of its next link ---
   rp.reset();
   np.reset();
-  rp_next_tx = 0;
+  rp_last_start = 0;
+  rp_last_bits = 0;
 }
 
 }  // namespace rdmalab::sim

@@ -19,8 +19,9 @@
 //
 // The RP needs no events of its own: its timers are due times that
 // advance_to(t) runs in order, so the NIC calls it whenever it looks at the
-// rate (before sending, on a CNP). The same calls in the same order give the
-// same rates on every platform.
+// rate (before sending, on a CNP), and a QP whose next packet waits for the
+// rate wakes at next_rate_change() to be re-timed. The same calls in the same
+// order give the same rates on every platform.
 #pragma once
 
 #include <cstdint>
@@ -180,6 +181,10 @@ class DcqcnRp {
   /// When the next timer is due; INT64_MAX when none runs (before the first
   /// CNP, or idle again).
   [[nodiscard]] Time next_timer() const noexcept;
+  /// When a timer may next change the rate: the next rate-increase event, or
+  /// the next periodic cut when a CNP waits for it; INT64_MAX when none is
+  /// due. (A cut of Reaction::PerCnp comes with its CNP.)
+  [[nodiscard]] Time next_rate_change() const noexcept;
 
   [[nodiscard]] std::uint64_t rate_bps() const noexcept { return rc_; }
   [[nodiscard]] std::uint64_t target_bps() const noexcept { return rt_; }
