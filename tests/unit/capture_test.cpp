@@ -1,11 +1,23 @@
+// Capture files through libpcap: frames written and read back with their
+// times and lengths, damaged files refused with a clear error; native
+// InfiniBand packets written as ERF records (link type 197) read back, decode
+// and verify, and tshark reads them as they were built.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/wire/erf.hpp"
+#include "rdmalab/wire/ib_link.hpp"
+#include "rdmalab/wire/icrc.hpp"
 
 using namespace rdmalab;
 
@@ -64,4 +76,344 @@ TEST_CASE("a capture cut in the middle of a record fails with the frame number")
   REQUIRE(r.next(p));
   CHECK_THROWS_WITH_AS((void)r.next(p), doctest::Contains("after frame 1"), capture::CaptureError);
   std::filesystem::remove(path);
+}
+
+// ------------------------------------------------------- ERF (link type 197)
+
+namespace {
+
+#ifdef RDMALAB_TSHARK
+constexpr const char* kTshark = RDMALAB_TSHARK;
+#else
+constexpr const char* kTshark = nullptr;  // not found when configured: its test is skipped
+#endif
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+constexpr std::int64_t kT0 = 1'790'000'000 * kSecond;  // 2026-09-21, ns since the epoch
+
+/// One native IB packet as encode_frame builds it, and what it was built from.
+struct IbCase {
+  wire::FrameSpec spec;  // its payload points into `payload`: not to be copied
+  std::vector<std::uint8_t> payload;
+  std::vector<std::uint8_t> bytes;  // LRH through VCRC
+  std::uint16_t pkt_len_words;      // derived by hand
+};
+
+/// Builds `c.bytes` from `c.spec` (which points at `c.payload`) and checks
+/// its length against the hand-derived PktLen.
+void build(IbCase& c) {
+  c.spec.link_layer = wire::LinkLayer::Infiniband;
+  c.spec.packet.payload = c.payload;
+  c.bytes.resize(wire::frame_size(c.spec));
+  REQUIRE(wire::encode_frame(c.spec, c.bytes) == c.bytes.size());
+  REQUIRE(c.bytes.size() == std::size_t{c.pkt_len_words} * 4 + wire::ib::kVcrcSize);
+}
+
+/// A few packets of an RC conversation on an InfiniBand link, A (LID 7)
+/// writing 3000 bytes to B (LID 12) at path MTU 1024, SL 3 on VL 1; B's
+/// ACK on SL 0, VL 0; a SEND with immediate; then C (LID 13, GID fe80::d)
+/// sending to B (GID fe80::c) through a router (GRH), SL 1 on VL 2.
+/// PktLen = (LRH 8 [+ GRH 40] + BTH 12 + extension headers + payload + pad
+/// + ICRC 4) / 4, by hand in each entry.
+std::vector<IbCase> conversation() {
+  std::vector<IbCase> cs(6);
+  const auto rc = [](IbCase& c, std::uint8_t opcode, std::uint32_t qp, std::uint32_t psn,
+                     std::uint16_t slid, std::uint16_t dlid, std::uint8_t sl, std::uint8_t vl) {
+    c.spec.packet.bth.opcode = opcode;
+    c.spec.packet.bth.dest_qp = qp;
+    c.spec.packet.bth.psn = psn;
+    c.spec.slid = slid;
+    c.spec.dlid = dlid;
+    c.spec.sl = sl;
+    c.spec.vl = vl;
+  };
+  // WRITE First with RETH: 8 + 12 + 16 + 1024 + 4 = 1064 bytes, 266 words.
+  rc(cs[0], 0x06, 0x22, 0x100, 7, 12, 3, 1);
+  cs[0].spec.packet.reth = wire::Reth{0x1000'0000, 0x4321, 3000};
+  cs[0].payload.assign(1024, 0x5A);
+  cs[0].pkt_len_words = 266;
+  // WRITE Middle: 8 + 12 + 1024 + 4 = 1048, 262 words.
+  rc(cs[1], 0x07, 0x22, 0x101, 7, 12, 3, 1);
+  cs[1].payload.assign(1024, 0x5B);
+  cs[1].pkt_len_words = 262;
+  // WRITE Last, 3000 - 2048 = 952 bytes: 8 + 12 + 952 + 4 = 976, 244 words.
+  rc(cs[2], 0x08, 0x22, 0x102, 7, 12, 3, 1);
+  cs[2].spec.packet.bth.ack_req = true;
+  cs[2].payload.assign(952, 0x5C);
+  cs[2].pkt_len_words = 244;
+  // ACK with AETH: 8 + 12 + 4 + 4 = 28, 7 words.
+  rc(cs[3], 0x11, 0x11, 0x102, 12, 7, 0, 0);
+  cs[3].spec.packet.aeth = wire::Aeth{0x1F, 1};
+  cs[3].pkt_len_words = 7;
+  // SEND Only with Immediate, 10 bytes and 2 of pad: 8 + 12 + 4 + 12 + 4 =
+  // 40, 10 words.
+  rc(cs[4], 0x05, 0x22, 0x103, 7, 12, 3, 1);
+  cs[4].spec.packet.immdt = 0xDEADBEEF;
+  cs[4].payload.assign(10, 0x01);
+  cs[4].pkt_len_words = 10;
+  // SEND Only, global: 8 + 40 + 12 + 128 + 4 = 192, 48 words.
+  rc(cs[5], 0x04, 0x44, 0x500, 13, 12, 1, 2);
+  cs[5].spec.ib_global = true;
+  cs[5].spec.src_ip = *wire::IpAddress::parse("fe80::d");
+  cs[5].spec.dst_ip = *wire::IpAddress::parse("fe80::c");
+  cs[5].spec.traffic_class = 0x10;
+  cs[5].spec.flow_label = 0xABCDE;
+  cs[5].spec.hop_limit = 64;
+  cs[5].payload.assign(128, 0x77);
+  cs[5].pkt_len_words = 48;
+  for (IbCase& c : cs) build(c);
+  return cs;
+}
+
+std::string erf_path(const char* name) {
+  return temp_path(
+      (std::string("rdmalab_capture_erf_") + std::to_string(::getpid()) + "_" + name + ".pcap")
+          .c_str());
+}
+
+/// tshark prints the ICRC and VCRC fields as the bytes on the wire read as
+/// a big-endian number (and does not check them), while the CRC values are
+/// stored least significant byte first: the value with its bytes swapped.
+std::uint32_t swap32(std::uint32_t v) {
+  return (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF'0000) | (v << 24);
+}
+
+std::string run_command(const std::string& cmd) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
+  if (!pipe) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, n);
+  return out;
+}
+
+std::vector<std::vector<std::string>> split_lines(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::size_t at = 0;
+    for (std::size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
+      cells.push_back(line.substr(at, tab - at));
+    cells.push_back(line.substr(at));
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("ERF: each IB packet one type-21 record, read back with its time, decoded and verified") {
+  const std::vector<IbCase> cs = conversation();
+  // Times on both sides of second boundaries, where a fraction rounded up
+  // would carry into the seconds.
+  const std::vector<std::int64_t> times = {
+      0,   1,       kSecond - 1,       kSecond,           kT0 - 1,
+      kT0, kT0 + 1, kT0 + kSecond / 2, kT0 + kSecond - 1, kT0 + kSecond + 123'456'789};
+  const auto path = erf_path("readback");
+  {
+    capture::PcapWriter w(path, wire::LinkType::Erf);
+    for (std::size_t i = 0; i < times.size(); ++i) w.write(times[i], cs[i % cs.size()].bytes);
+  }
+  capture::PcapReader r(path);
+  CHECK(r.datalink() == 197);
+  REQUIRE(r.link_type() == wire::LinkType::Erf);
+  capture::Packet pk;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    CAPTURE(i);
+    const IbCase& c = cs[i % cs.size()];
+    REQUIRE(r.next(pk));
+    CHECK(pk.time_ns == times[i]);
+    CHECK(pk.data.size() == 16 + c.bytes.size());
+    CHECK(pk.original_length == 16 + c.bytes.size());
+    wire::erf::Record rec;
+    REQUIRE_FALSE(wire::erf::parse(pk.data, rec));
+    CHECK(rec.time_ns() == times[i]);
+    CHECK(rec.type == wire::erf::kTypeInfiniband);
+    CHECK(rec.flags == 0);
+    CHECK(rec.lctr == 0);
+    CHECK(rec.extension_headers == 0);
+    CHECK(rec.rlen == 16 + c.bytes.size());
+    CHECK(rec.wlen == c.bytes.size());
+    CHECK(std::vector<std::uint8_t>(rec.packet.begin(), rec.packet.end()) == c.bytes);
+
+    const wire::Frame f = wire::decode_frame(pk.data, *r.link_type(), pk.original_length);
+    REQUIRE_FALSE(f.error.has_value());
+    CHECK(f.roce == wire::RoceVersion::NativeIb);
+    CHECK(f.erf_type == wire::erf::kTypeInfiniband);
+    REQUIRE(f.lrh.has_value());
+    CHECK(f.lrh->slid == c.spec.slid);
+    CHECK(f.lrh->dlid == c.spec.dlid);
+    CHECK(f.lrh->pkt_len_words == c.pkt_len_words);
+    REQUIRE(f.ib.has_value());
+    CHECK(f.ib->bth.opcode == c.spec.packet.bth.opcode);
+    CHECK(f.ib->bth.psn == c.spec.packet.bth.psn);
+    CHECK(f.ib->payload.size() == c.payload.size());
+    CHECK(wire::check_icrc(f, pk.data)->ok());
+    CHECK(wire::check_vcrc(f, pk.data)->ok());
+  }
+  CHECK_FALSE(r.next(pk));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE(
+    "ERF with a snap length: the packet is cut, the ERF and pcap lengths say how long it was") {
+  const std::vector<IbCase> cs = conversation();
+  const auto path = erf_path("snap");
+  {
+    capture::PcapWriter w(path, wire::LinkType::Erf, 40);
+    CHECK(w.snaplen() == 40);       // the packet's bytes, not the ERF header's
+    w.write(kT0, cs[0].bytes);      // WRITE First, 1066 bytes: 40 kept
+    w.write(kT0 + 1, cs[3].bytes);  // the ACK, 30 bytes: whole
+  }
+  capture::PcapReader r(path);
+  capture::Packet pk;
+  REQUIRE(r.next(pk));
+  CHECK(pk.data.size() == 16 + 40);
+  CHECK(pk.original_length == 16 + 1066);
+  wire::erf::Record rec;
+  REQUIRE_FALSE(wire::erf::parse(pk.data, rec));
+  CHECK(rec.rlen == 16 + 40);
+  CHECK(rec.wlen == 1066);
+  const wire::Frame f = wire::decode_frame(pk.data, wire::LinkType::Erf, pk.original_length);
+  REQUIRE(f.error.has_value());
+  CHECK(f.error->kind == wire::ErrorKind::SnapTruncated);
+  REQUIRE(f.ib.has_value());
+  CHECK(f.ib->bth.psn == 0x100);
+  CHECK(f.ib->payload_length == 1024);
+  CHECK_FALSE(wire::check_icrc(f, pk.data).has_value());
+  REQUIRE(r.next(pk));
+  CHECK(pk.data.size() == 16 + 30);
+  CHECK(pk.original_length == 16 + 30);
+  const wire::Frame ack = wire::decode_frame(pk.data, wire::LinkType::Erf, pk.original_length);
+  CHECK_FALSE(ack.error.has_value());
+  CHECK(wire::check_vcrc(ack, pk.data)->ok());
+  CHECK_FALSE(r.next(pk));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("ERF: the file's snap length covers the largest record") {
+  // pcap-savefile(5): the file header's snap length is the 32-bit word at
+  // bytes 16-19, in the writer's byte order (the magic number's).
+  const auto snaplen_in_header = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char h[24] = {};
+    in.read(h, sizeof h);
+    std::uint32_t v = 0;
+    std::memcpy(&v, h + 16, 4);
+    return v;
+  };
+  const auto path = erf_path("snaplen");
+  // A record is 16 bytes of header and up to the snap length of packet, at
+  // most 0xFFFF bytes in all (rlen is 16 bits): 40 -> 56, 65518 -> 65534;
+  // from 65519 (0xFFFF - 16) on, 65535; the default 262144 and 65535
+  // already cover every record and are kept.
+  for (const auto& [given, in_header] :
+       {std::pair{40u, 56u}, std::pair{65518u, 65534u}, std::pair{65519u, 65535u},
+        std::pair{65520u, 65535u}, std::pair{65535u, 65535u}, std::pair{262144u, 262144u}}) {
+    CAPTURE(given);
+    { capture::PcapWriter w(path, wire::LinkType::Erf, given); }
+    CHECK(snaplen_in_header(path) == in_header);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("write_record: a record made by the caller is written as it is") {
+  // An ERF record as ibdump writes it (flags 0x04: varying length) with one
+  // extension header (type byte bit 7; 8 bytes), which write() would not
+  // make: 16 + 8 + the 30-byte ACK, rlen 54.
+  const std::vector<IbCase> cs = conversation();
+  std::vector<std::uint8_t> rec(16 + 8 + 30);
+  REQUIRE(wire::erf::write_header(wire::erf::kTypeInfiniband, kT0, 30, rec.data()));
+  rec[8] |= 0x80;
+  rec[9] = 0x04;
+  rec[11] = 54;
+  std::copy(cs[3].bytes.begin(), cs[3].bytes.end(), rec.begin() + 24);
+  const auto path = erf_path("record");
+  {
+    capture::PcapWriter w(path, wire::LinkType::Erf);
+    w.write_record(kT0, rec, rec.size());
+  }
+  capture::PcapReader r(path);
+  capture::Packet pk;
+  REQUIRE(r.next(pk));
+  CHECK(pk.time_ns == kT0);
+  CHECK(pk.original_length == rec.size());
+  CHECK(std::vector<std::uint8_t>(pk.data.begin(), pk.data.end()) == rec);
+  const wire::Frame f = wire::decode_frame(pk.data, wire::LinkType::Erf, pk.original_length);
+  CHECK_FALSE(f.error.has_value());
+  CHECK(f.bth_offset == 24 + 8);
+  CHECK(wire::check_vcrc(f, pk.data)->ok());
+  CHECK_FALSE(r.next(pk));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("ERF: a time or a length a record cannot hold is refused") {
+  const auto path = erf_path("refused");
+  capture::PcapWriter w(path, wire::LinkType::Erf);
+  const std::vector<std::uint8_t> small(30, 0), huge(0x10000, 0);
+  CHECK_THROWS_AS(w.write(-1, small), capture::CaptureError);
+  CHECK_THROWS_AS(w.write(kT0, huge), capture::CaptureError);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("tshark reads the ERF capture as it was built" * doctest::skip(kTshark == nullptr)) {
+  const std::vector<IbCase> cs = conversation();
+  const auto path = erf_path("tshark");
+  std::vector<std::int64_t> times;
+  {
+    capture::PcapWriter w(path, wire::LinkType::Erf);
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      // From 3 ns before a second's end, 1 ns apart: across the boundary.
+      times.push_back(kT0 + kSecond - 3 + static_cast<std::int64_t>(i));
+      w.write(times.back(), cs[i].bytes);
+    }
+  }
+  const std::string tshark = std::string("'") + (kTshark != nullptr ? kTshark : "tshark") + "'";
+  const std::string fields =
+      run_command(tshark + " -n -r '" + path +
+                  "' -T fields -e frame.time_epoch -e erf.types.type -e erf.flags -e erf.rlen"
+                  " -e erf.wlen -e infiniband.lrh.dlid -e infiniband.lrh.slid"
+                  " -e infiniband.lrh.sl -e infiniband.lrh.vl -e infiniband.lrh.lnh"
+                  " -e infiniband.lrh.pktlen -e infiniband.bth.opcode -e infiniband.bth.destqp"
+                  " -e infiniband.bth.psn -e infiniband.invariant.crc -e infiniband.variant.crc"
+                  " 2>/dev/null");
+  const std::string bad = run_command(tshark + " -n -r '" + path +
+                                      "' -Y '_ws.malformed || _ws.expert' -T fields"
+                                      " -e frame.number 2>/dev/null");
+  std::filesystem::remove(path);
+  const auto rows = split_lines(fields);
+  REQUIRE(rows.size() == cs.size());
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    CAPTURE(i);
+    const IbCase& c = cs[i];
+    const std::vector<std::string>& t = rows[i];
+    REQUIRE(t.size() == 16);
+    const auto num = [&](std::size_t k) { return std::stoull(t[k], nullptr, 0); };
+    char when[32];
+    std::snprintf(when, sizeof when, "%lld.%09lld", static_cast<long long>(times[i] / kSecond),
+                  static_cast<long long>(times[i] % kSecond));
+    CHECK(t[0] == when);
+    CHECK(num(1) == wire::erf::kTypeInfiniband);
+    CHECK(num(2) == 0);
+    CHECK(num(3) == 16 + c.bytes.size());
+    CHECK(num(4) == c.bytes.size());
+    CHECK(num(5) == c.spec.dlid);
+    CHECK(num(6) == c.spec.slid);
+    CHECK(num(7) == c.spec.sl);
+    CHECK(num(8) == c.spec.vl);
+    CHECK(num(9) == (c.spec.ib_global ? 3u : 2u));
+    CHECK(num(10) == c.pkt_len_words);
+    CHECK(num(11) == c.spec.packet.bth.opcode);
+    CHECK(num(12) == c.spec.packet.bth.dest_qp);
+    CHECK(num(13) == c.spec.packet.bth.psn);
+    const auto crcs = wire::ib::check_crcs(c.bytes);
+    REQUIRE(crcs.has_value());
+    CHECK(num(14) == swap32(crcs->icrc_expected));
+    CHECK(num(15) ==
+          static_cast<std::uint16_t>(crcs->vcrc_expected >> 8 | crcs->vcrc_expected << 8));
+  }
+  CHECK(bad.empty());
 }

@@ -96,3 +96,70 @@ TEST_CASE("write_header: read back, the time to the nanosecond") {
   CHECK_FALSE(erf::write_header(erf::kTypeInfiniband, -1, 6, r.data()));
   CHECK_FALSE(erf::write_header(erf::kTypeInfiniband, 0, erf::kMaxPacket + 1, r.data()));
 }
+
+TEST_CASE("write_header: every nanosecond of a second reads back, none carries into the next") {
+  // The fraction's unit, 2^-32 s, is 0.23 ns: rounded to the nearest unit
+  // and read back to the nearest ns, every ns survives. Checked over the
+  // first and last 100'000 ns of a second and every 997th ns between, from
+  // second 1'790'000'000 (2026).
+  std::array<std::uint8_t, 16> r{};
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  constexpr std::int64_t kBase = std::int64_t{1'790'000'000} * kSecond;
+  std::vector<std::int64_t> ns;
+  for (std::int64_t i = 0; i < 100'000; ++i) ns.push_back(i);
+  for (std::int64_t i = 100'000; i < kSecond - 100'000; i += 997) ns.push_back(i);
+  for (std::int64_t i = kSecond - 100'000; i < kSecond; ++i) ns.push_back(i);
+  std::size_t wrong = 0;
+  for (const std::int64_t n : ns) {
+    REQUIRE(erf::write_header(erf::kTypeInfiniband, kBase + n, 0, r.data()));
+    erf::Record rec;
+    REQUIRE_FALSE(erf::parse(r, rec));
+    wrong += rec.time_ns() != kBase + n ? 1u : 0u;
+    wrong += (rec.timestamp >> 32) != 1'790'000'000u ? 1u : 0u;  // the seconds never move
+  }
+  CHECK(wrong == 0);
+  // The last ns of a second: 999'999'999 / 1e9 x 2^32 = 2^32 - 4.29, which
+  // rounds to 2^32 - 4 (hand-computed); the first of the next: 0.
+  REQUIRE(erf::write_header(erf::kTypeInfiniband, kBase + kSecond - 1, 0, r.data()));
+  CHECK(load_le32(r.data()) == 0xFFFF'FFFCu);
+  CHECK(load_le32(r.data() + 4) == 1'790'000'000u);
+  REQUIRE(erf::write_header(erf::kTypeInfiniband, kBase + kSecond, 0, r.data()));
+  CHECK(load_le32(r.data()) == 0u);
+  CHECK(load_le32(r.data() + 4) == 1'790'000'001u);
+  // 0.5 s: exactly 2^31.
+  REQUIRE(erf::write_header(erf::kTypeInfiniband, kBase + kSecond / 2, 0, r.data()));
+  CHECK(load_le32(r.data()) == 0x8000'0000u);
+  // The seconds are 32 bits: 2^32 s (in 2106) is refused, the second before is not.
+  constexpr std::int64_t kLast = (std::int64_t{1} << 32) * kSecond - 1;
+  CHECK(erf::write_header(erf::kTypeInfiniband, kLast, 0, r.data()));
+  CHECK_FALSE(erf::write_header(erf::kTypeInfiniband, kLast + 1, 0, r.data()));
+}
+
+TEST_CASE("write_header: a record cut by a snap length keeps wlen, rlen counts what it holds") {
+  // A 106-byte packet of which 40 bytes are kept: rlen 16 + 40, wlen 106.
+  std::array<std::uint8_t, 16 + 40> r{};
+  REQUIRE(erf::write_header(erf::kTypeInfiniband, 5, 106, 40, r.data()));
+  CHECK(r[8] == erf::kTypeInfiniband);
+  CHECK(r[9] == 0);  // flags
+  CHECK(r[10] == 0x00);
+  CHECK(r[11] == 56);  // rlen, big-endian
+  CHECK(r[12] == 0);
+  CHECK(r[13] == 0);  // loss counter
+  CHECK(r[14] == 0x00);
+  CHECK(r[15] == 106);  // wlen, big-endian
+  erf::Record rec;
+  REQUIRE_FALSE(erf::parse(r, rec));
+  CHECK(rec.rlen == 56);
+  CHECK(rec.wlen == 106);
+  CHECK(rec.packet.size() == 40);
+  CHECK(rec.time_ns() == 5);
+  // wlen is 16 bits; rlen too, so at most 0xFFFF - 16 bytes are kept; never
+  // more than the packet.
+  std::array<std::uint8_t, 16> h{};
+  CHECK(erf::write_header(erf::kTypeInfiniband, 0, 0xFFFF, erf::kMaxPacket, h.data()));
+  CHECK(load_be16(h.data() + 10) == 0xFFFF);
+  CHECK(load_be16(h.data() + 14) == 0xFFFF);
+  CHECK_FALSE(erf::write_header(erf::kTypeInfiniband, 0, 0x10000, 16, h.data()));
+  CHECK_FALSE(erf::write_header(erf::kTypeInfiniband, 0, 0xFFFF, 0xFFFF, h.data()));
+  CHECK_FALSE(erf::write_header(erf::kTypeInfiniband, 0, 20, 21, h.data()));
+}

@@ -1,9 +1,10 @@
 // The native InfiniBand link layer (lib/wire ib_link): the LRH's fields sit
 // where IBTA 7.7 puts them, and the VCRC and the native ICRC equal what their
-// definitions give when computed the slow way, written here from the text of
-// the spec (a bit-by-bit CRC-16; the packet copied, its variant fields set to
-// ones, zlib's CRC-32). A flipped bit anywhere changes the VCRC; it changes
-// the ICRC except in exactly the fields the ICRC masks.
+// definitions give when computed the slow way, written from the text of the
+// spec in ib_crc_reference.hpp (a bit-by-bit CRC-16; the packet copied, its
+// variant fields set to ones, then zlib's CRC-32 and a bit-by-bit one). A
+// flipped bit anywhere changes the VCRC; it changes the ICRC except in
+// exactly the fields the ICRC masks.
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -11,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "ib_crc_reference.hpp"
 #include "rdmalab/wire/bytes.hpp"
 #include "rdmalab/wire/headers.hpp"
 #include "rdmalab/wire/ib_link.hpp"
@@ -20,39 +22,13 @@ namespace ib = rdmalab::wire::ib;
 
 namespace {
 
-/// The VCRC as IBTA 7.8.2 defines it: a 16-bit register preset to ones, the
-/// polynomial x^16 + x^12 + x^3 + x + 1, bits taken least significant first
-/// (as the ICRC's), the register complemented at the end.
-std::uint16_t vcrc_bitwise(const std::vector<std::uint8_t>& data) {
-  std::uint32_t reg = 0xFFFF;
-  for (const std::uint8_t byte : data) {
-    for (int i = 0; i < 8; ++i) {
-      const bool in = ((byte >> i) & 1) != 0;
-      const bool out = (reg & 1) != 0;
-      reg >>= 1;
-      if (in != out) reg ^= 0xD008;  // 0x100B with its 16 bits reversed
-    }
-  }
-  return static_cast<std::uint16_t>(reg ^ 0xFFFF);
-}
+using ibref::vcrc_bitwise;
 
-/// The native ICRC as IBTA 7.8.1 reads: copy the packet (without its ICRC),
-/// set to ones the LRH's VL (LNH 2) or the whole LRH and the GRH's traffic
-/// class, flow label and hop limit (LNH 3), and the BTH's byte 4; CRC-32.
-std::uint32_t icrc_by_definition(std::vector<std::uint8_t> p) {
-  p.resize(p.size() - 4);
-  std::size_t bth = 8;
-  if ((p[1] & 3) == 3) {
-    for (std::size_t i = 0; i < 8; ++i) p[i] = 0xFF;
-    p[8] |= 0x0F;  // byte 8 = IPVer (high nibble) | the traffic class's high nibble
-    p[9] = p[10] = p[11] = 0xFF;
-    p[15] = 0xFF;
-    bth = 48;
-  } else {
-    p[0] |= 0xF0;
-  }
-  p[bth + 4] = 0xFF;
-  return static_cast<std::uint32_t>(crc32_z(0, p.data(), p.size()));
+/// The native ICRC as IBTA 7.8.1 reads: the packet copied without its ICRC,
+/// its variant fields set to ones (ib_crc_reference.hpp), zlib's CRC-32.
+std::uint32_t icrc_by_definition(const std::vector<std::uint8_t>& p) {
+  const std::vector<std::uint8_t> covered = ibref::icrc_covered(p);
+  return static_cast<std::uint32_t>(crc32_z(0, covered.data(), covered.size()));
 }
 
 /// A packet of `payload` bytes after the BTH, local (LNH 2) or global
@@ -135,7 +111,9 @@ TEST_CASE("native ICRC: equals the definition for local and global packets of ev
       const std::size_t len = p.size() - 2;
       const auto ic = ib::icrc(wire::Bytes(p.data(), len));
       REQUIRE(ic);
-      CHECK(*ic == icrc_by_definition(std::vector<std::uint8_t>(p.begin(), p.end() - 2)));
+      const std::vector<std::uint8_t> body(p.begin(), p.end() - 2);
+      CHECK(*ic == icrc_by_definition(body));
+      CHECK(*ic == ibref::crc32_bitwise(ibref::icrc_covered(body)));
     }
   }
   // Not a transport packet, or too short for the headers its LNH names.

@@ -5,10 +5,14 @@
 #include <stdio_ext.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
+
+#include "rdmalab/wire/erf.hpp"
 
 namespace rdmalab::capture {
 namespace {
@@ -126,15 +130,34 @@ struct PcapWriter::Handle {
   std::unique_ptr<char[]> buffer;
   pcap_t* p = nullptr;
   pcap_dumper_t* d = nullptr;
+  /// ERF: a record, header then packet, is put together here (reused) to be
+  /// handed to pcap_dump whole.
+  std::vector<std::uint8_t> record;
   ~Handle() {
     if (d != nullptr) pcap_dump_close(d);
     if (p != nullptr) pcap_close(p);
   }
 };
 
+namespace {
+
+/// The snap length in the file's header, which bounds a pcap record's
+/// captured length (a reader cuts a longer record to it). For ERF a record
+/// is the ERF header and up to `snaplen` bytes of packet, at most 0xFFFF
+/// bytes in all (rlen is 16 bits): the snap length as given when it is
+/// already that large, else the largest record it lets through.
+std::uint32_t file_snaplen(wire::LinkType link, std::uint32_t snaplen) noexcept {
+  if (link != wire::LinkType::Erf || snaplen >= 0xFFFF) return snaplen;
+  return static_cast<std::uint32_t>(wire::erf::kHeaderSize +
+                                    std::min<std::size_t>(snaplen, wire::erf::kMaxPacket));
+}
+
+}  // namespace
+
 PcapWriter::PcapWriter(const std::string& path, wire::LinkType link, std::uint32_t snaplen)
-    : h_(std::make_unique<Handle>()), path_(path), snaplen_(snaplen) {
-  h_->p = pcap_open_dead_with_tstamp_precision(static_cast<int>(link), static_cast<int>(snaplen),
+    : h_(std::make_unique<Handle>()), path_(path), snaplen_(snaplen), link_(link) {
+  h_->p = pcap_open_dead_with_tstamp_precision(static_cast<int>(link),
+                                               static_cast<int>(file_snaplen(link, snaplen)),
                                                PCAP_TSTAMP_PRECISION_NANO);
   if (h_->p == nullptr) throw CaptureError(i18n::tr(M("create_failed"), path, "pcap_open_dead"));
   if (path == "-") {  // standard output, as pcap_dump_open understands it
@@ -159,12 +182,43 @@ PcapWriter::PcapWriter(PcapWriter&&) noexcept = default;
 PcapWriter& PcapWriter::operator=(PcapWriter&&) noexcept = default;
 
 void PcapWriter::write(std::int64_t time_ns, wire::Bytes frame) {
+  if (link_ == wire::LinkType::Erf) return write_erf(time_ns, frame);
   pcap_pkthdr hdr{};
   hdr.ts.tv_sec = static_cast<time_t>(time_ns / 1'000'000'000);
   hdr.ts.tv_usec = static_cast<suseconds_t>(time_ns % 1'000'000'000);
   hdr.len = static_cast<bpf_u_int32>(frame.size());
   hdr.caplen = static_cast<bpf_u_int32>(std::min<std::size_t>(frame.size(), snaplen_));
   pcap_dump(reinterpret_cast<u_char*>(h_->d), &hdr, frame.data());
+}
+
+// One ERF record of type 21 per packet: the header erf::write_header
+// writes, then as much of the packet as the snap length keeps.
+void PcapWriter::write_erf(std::int64_t time_ns, wire::Bytes packet) {
+  namespace erf = wire::erf;
+  const std::size_t stored = std::min({packet.size(), std::size_t{snaplen_}, erf::kMaxPacket});
+  std::vector<std::uint8_t>& rec = h_->record;
+  rec.resize(erf::kHeaderSize + stored);
+  if (!erf::write_header(erf::kTypeInfiniband, time_ns, packet.size(), stored, rec.data()))
+    throw CaptureError(
+        i18n::tr(M("write_failed"), path_, std::strerror(time_ns < 0 ? EINVAL : EOVERFLOW)));
+  std::copy_n(packet.data(), stored, rec.data() + erf::kHeaderSize);
+  pcap_pkthdr hdr{};
+  hdr.ts.tv_sec = static_cast<time_t>(time_ns / 1'000'000'000);
+  hdr.ts.tv_usec = static_cast<suseconds_t>(time_ns % 1'000'000'000);
+  hdr.len = static_cast<bpf_u_int32>(erf::kHeaderSize + packet.size());
+  hdr.caplen = static_cast<bpf_u_int32>(rec.size());
+  pcap_dump(reinterpret_cast<u_char*>(h_->d), &hdr, rec.data());
+}
+
+void PcapWriter::write_record(std::int64_t time_ns, wire::Bytes record,
+                              std::size_t original_length) {
+  pcap_pkthdr hdr{};
+  hdr.ts.tv_sec = static_cast<time_t>(time_ns / 1'000'000'000);
+  hdr.ts.tv_usec = static_cast<suseconds_t>(time_ns % 1'000'000'000);
+  hdr.len = static_cast<bpf_u_int32>(std::max(original_length, record.size()));
+  hdr.caplen =
+      static_cast<bpf_u_int32>(std::min<std::size_t>(record.size(), file_snaplen(link_, snaplen_)));
+  pcap_dump(reinterpret_cast<u_char*>(h_->d), &hdr, record.data());
 }
 
 void PcapWriter::flush() {

@@ -42,20 +42,25 @@ std::optional<Error> parse(Bytes bytes, Record& out) noexcept {
   return std::nullopt;
 }
 
-bool write_header(std::uint8_t type, std::int64_t time_ns, std::size_t packet_size,
-                  std::uint8_t* out) noexcept {
-  if (time_ns < 0 || packet_size > kMaxPacket) return false;
+bool write_header(std::uint8_t type, std::int64_t time_ns, std::size_t wire_size,
+                  std::size_t stored_size, std::uint8_t* out) noexcept {
+  if (time_ns < 0 || wire_size > 0xFFFF || stored_size > wire_size || stored_size > kMaxPacket)
+    return false;
   const auto t = static_cast<std::uint64_t>(time_ns);
   const std::uint64_t seconds = t / kNsPerSecond;
   const std::uint64_t ns = t % kNsPerSecond;
-  // ns / 1e9 of a second as a 32-bit binary fraction, rounded to nearest.
+  if (seconds > 0xFFFF'FFFFu) return false;
+  // ns / 1e9 of a second as a 32-bit binary fraction, rounded to nearest:
+  // off by at most half a unit (0.12 ns), which time_ns()'s rounding to the
+  // nearest ns undoes. 999'999'999 ns gives 2^32 - 4.29 -> 2^32 - 4: the
+  // fraction never carries into the seconds.
   const std::uint64_t fraction = ((ns << 32) + kNsPerSecond / 2) / kNsPerSecond;
-  const std::uint64_t ts = (seconds << 32) + fraction;  // a carry from rounding moves a second
+  const std::uint64_t ts = seconds << 32 | fraction;
   for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(ts >> (8 * i));
   out[8] = static_cast<std::uint8_t>(type & kTypeMask);
   out[9] = 0;
-  const auto rlen = static_cast<std::uint16_t>(kHeaderSize + packet_size);
-  const auto wlen = static_cast<std::uint16_t>(packet_size);
+  const auto rlen = static_cast<std::uint16_t>(kHeaderSize + stored_size);
+  const auto wlen = static_cast<std::uint16_t>(wire_size);
   out[10] = static_cast<std::uint8_t>(rlen >> 8);
   out[11] = static_cast<std::uint8_t>(rlen);
   out[12] = 0;

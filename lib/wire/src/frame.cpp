@@ -418,15 +418,68 @@ std::uint16_t ipv4_header_checksum(const FrameSpec& s, std::uint16_t total_lengt
   return static_cast<std::uint16_t>(~sum);
 }
 
+/// PktLen is 11 bits of 4-byte words (IBTA 7.7): the longest packet, LRH
+/// through ICRC, an LRH can describe.
+constexpr std::size_t kMaxIbPacket = std::size_t{0x7FF} * 4;
+
+/// Bytes of the native IB packet for `s`, LRH through VCRC, or 0.
+std::size_t native_ib_size(const FrameSpec& s) noexcept {
+  const std::size_t ib = ib_encoded_size(s.packet);
+  // LRH through ICRC: a multiple of 4, as every extension header's size is
+  // and the pad makes the payload's.
+  const std::size_t len = ib::kLrhSize + (s.ib_global ? ib::kGrhSize : 0) + ib;
+  if (ib == 0 || len > kMaxIbPacket) return 0;
+  return len + ib::kVcrcSize;
+}
+
+/// encode_frame() for link_layer == Infiniband (see FrameSpec). Kept out of
+/// line so that the RoCE path, which the simulator takes for every packet,
+/// is compiled as before.
+[[gnu::noinline]] std::size_t encode_native_ib(const FrameSpec& s,
+                                               std::span<std::uint8_t> out) noexcept {
+  const std::size_t total = native_ib_size(s);
+  if (total == 0 || out.size() < total) return 0;
+  const std::size_t len = total - ib::kVcrcSize;  // LRH through ICRC
+  std::uint8_t* const packet = out.data();
+  ib::Lrh h;
+  h.vl = s.vl;
+  h.sl = s.sl;
+  h.lnh = s.ib_global ? ib::Lnh::Global : ib::Lnh::Local;
+  h.dlid = s.dlid;
+  h.slid = s.slid;
+  h.pkt_len_words = static_cast<std::uint16_t>(len / 4);
+  ib::write_lrh(h, packet);  // LVer 0, reserved bits 0; VL and SL kept to 4 bits
+  std::uint8_t* p = packet + ib::kLrhSize;
+  if (s.ib_global) {
+    Grh g;
+    g.traffic_class = s.traffic_class;
+    g.flow_label = s.flow_label;
+    g.payload_length = static_cast<std::uint16_t>(len - ib::kLrhSize - ib::kGrhSize);
+    g.next_header = ib::kGrhNextHeaderIba;
+    g.hop_limit = s.hop_limit;
+    g.sgid = s.src_ip.bytes;
+    g.dgid = s.dst_ip.bytes;
+    p = encode_grh_at(g, p);
+  }
+  // The ICRC is left zero by encode_ib_at, the VCRC here; seal fills both.
+  std::uint8_t* const vcrc = encode_ib_at(s.packet, p);
+  if (vcrc != packet + len) return 0;
+  vcrc[0] = vcrc[1] = 0;
+  if (s.compute_icrc && !ib::seal(out.first(total))) return 0;
+  return total;
+}
+
 }  // namespace
 
 std::size_t frame_size(const FrameSpec& s) noexcept {
+  if (s.link_layer == LinkLayer::Infiniband) return native_ib_size(s);
   const std::size_t ib = ib_encoded_size(s.packet);
   if (ib == 0 || s.version == RoceVersion::None) return 0;
   return 14 + (s.vlan_tci ? 4 : 0) + network_header_size(s) + ib;
 }
 
 std::size_t encode_frame(const FrameSpec& s, std::span<std::uint8_t> out) noexcept {
+  if (s.link_layer == LinkLayer::Infiniband) return encode_native_ib(s, out);
   const IbPacket& pk = s.packet;
   const OpcodeInfo* info = find_opcode(pk.bth.opcode);
   if (info == nullptr || s.version == RoceVersion::None) return 0;

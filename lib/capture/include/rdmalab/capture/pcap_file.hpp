@@ -65,6 +65,14 @@ class PcapReader {
   std::uint64_t frame_ = 0;
 };
 
+/// Writes a capture front to back.
+///
+/// With wire::LinkType::Erf (197, what ibdump writes and tshark reads for
+/// native InfiniBand) each frame given is an IB packet, LRH through VCRC,
+/// and is written as one ERF record of type 21 (wire/erf.hpp): the 16-byte
+/// ERF header, then the packet. The snap length counts the packet's bytes,
+/// not the ERF header's; the pcap record's lengths count both (captured:
+/// 16 + the bytes kept; original: 16 + the packet's length).
 class PcapWriter {
  public:
   /// Creates (truncates) a pcap file with nanosecond timestamps.
@@ -76,17 +84,28 @@ class PcapWriter {
   PcapWriter& operator=(const PcapWriter&) = delete;
 
   /// Appends a frame; bytes beyond the snap length are not stored, but the
-  /// original length is recorded.
+  /// original length is recorded. ERF: throws CaptureError for a time an
+  /// ERF record cannot hold (before 1970, after 2106) or a packet longer
+  /// than its wire length field can say (0xFFFF bytes).
   void write(std::int64_t time_ns, wire::Bytes frame);
+  /// Appends `record` as the pcap record's data as it is, for a caller that
+  /// made the link layer's record itself (ERF: one with the flags or
+  /// extension headers of the capture it copies, which write() does not
+  /// keep). `original_length` is its length on the wire, at least
+  /// record.size(); bytes beyond the file's snap length are not stored.
+  void write_record(std::int64_t time_ns, wire::Bytes record, std::size_t original_length);
   /// Flushes buffered records to the file.
   void flush();
   [[nodiscard]] std::uint32_t snaplen() const noexcept { return snaplen_; }
 
  private:
   struct Handle;
+  void write_erf(std::int64_t time_ns, wire::Bytes packet);
+
   std::unique_ptr<Handle> h_;
   std::string path_;
   std::uint32_t snaplen_;
+  wire::LinkType link_;
 };
 
 /// This module's messages, for the catalog parity test.

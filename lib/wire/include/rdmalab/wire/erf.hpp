@@ -66,11 +66,21 @@ enum class Error : std::uint8_t {
 /// The largest packet a record can hold (rlen is 16 bits).
 inline constexpr std::size_t kMaxPacket = 0xFFFF - kHeaderSize;
 
-/// Writes the 16-byte header of a record of `type` holding a whole packet of
-/// `packet_size` bytes (no extension headers, flags 0, rlen = 16 +
-/// packet_size) to `out`. false (nothing written) for a negative time or a
-/// packet larger than kMaxPacket.
-bool write_header(std::uint8_t type, std::int64_t time_ns, std::size_t packet_size,
-                  std::uint8_t* out) noexcept;
+/// Writes to `out` the 16-byte header of a record of `type` for a packet of
+/// `wire_size` bytes on the wire of which the record keeps the first
+/// `stored_size` (cut by a snap length): no extension headers, flags 0, loss
+/// counter 0, rlen = 16 + stored_size, wlen = wire_size. The timestamp's
+/// fraction is time_ns's nanoseconds rounded to the nearest 2^-32 s (0.23
+/// ns), so Record::time_ns() reads back time_ns exactly. false (nothing
+/// written) for a negative time or one past 2106 (the seconds are 32 bits),
+/// a wire_size above 0xFFFF, or a stored_size above wire_size or kMaxPacket.
+bool write_header(std::uint8_t type, std::int64_t time_ns, std::size_t wire_size,
+                  std::size_t stored_size, std::uint8_t* out) noexcept;
+
+/// The same for a record that keeps the whole packet of `packet_size` bytes.
+inline bool write_header(std::uint8_t type, std::int64_t time_ns, std::size_t packet_size,
+                         std::uint8_t* out) noexcept {
+  return write_header(type, time_ns, packet_size, packet_size, out);
+}
 
 }  // namespace rdmalab::wire::erf

@@ -10,7 +10,8 @@
 //
 // decode_frame() takes captured bytes and a link type and never reads past
 // them; encode_frame() builds a complete frame with lengths, the IPv4 header
-// checksum and the ICRC filled in.
+// checksum and the ICRC filled in (native IB: the LRH's PktLen, the ICRC and
+// the VCRC).
 #pragma once
 
 #include <array>
@@ -159,32 +160,68 @@ struct Frame {
 /// that decodes many frames into one).
 void decode_frame(Bytes captured, LinkType link, std::size_t original_length, Frame& out) noexcept;
 
-/// Everything needed to put an IB transport packet on an Ethernet wire.
+/// The link a FrameSpec is framed for.
+enum class LinkLayer : std::uint8_t {
+  Ethernet,    ///< RoCE, as `version` says (RoCEv1 or RoCEv2)
+  Infiniband,  ///< native InfiniBand: LRH [GRH] / BTH ... / ICRC / VCRC
+};
+
+/// Everything needed to put an IB transport packet on an Ethernet wire, or
+/// on an InfiniBand link.
+///
+/// Native InfiniBand (link_layer == Infiniband) writes no Ethernet, IP or UDP
+/// header and reads neither `version` nor the MAC, VLAN, IP ID and UDP
+/// fields. The packet is
+///   LRH (IBTA vol. 1, 7.7): vl, LVer 0, sl, LNH 3 when ib_global else 2,
+///       dlid, PktLen (the packet's length in 4-byte words from the LRH
+///       through the ICRC), slid;
+///   GRH (8.3), when ib_global: src_ip and dst_ip as the source and
+///       destination GIDs (the 16 bytes as held: an IPv4 address goes in
+///       IPv4-mapped, as RoCEv2 writes it into a GID), traffic_class,
+///       flow_label, hop_limit, PayLen (BTH through ICRC) and next header
+///       0x1B (IBA transport, 8.3.1);
+///   the BTH and all after it as RoCE carries them (pad count, extension
+///       headers, payload, pad);
+///   ICRC (7.8.1) computed over the native packet, with the VL (LNH 2) or
+///       the whole LRH and the GRH's variant fields (LNH 3) masked, and
+///   VCRC (7.8.2) over LRH through ICRC (ib_link.hpp has both rules).
+/// compute_icrc == false leaves both CRCs zero. PktLen is 11 bits: a packet
+/// above 2047 words (8188 bytes, more than a 4096-byte MTU needs) cannot be
+/// framed, and frame_size() and encode_frame() give 0 for it.
 struct FrameSpec {
   RoceVersion version = RoceVersion::V2;
   MacAddress src_mac{};
   MacAddress dst_mac{};
   std::optional<std::uint16_t> vlan_tci;
-  IpAddress src_ip;                // RoCEv1: the source GID
-  IpAddress dst_ip;                // RoCEv1: the destination GID
+  IpAddress src_ip;                // RoCEv1, or native IB with a GRH: the source GID
+  IpAddress dst_ip;                // RoCEv1, or native IB with a GRH: the destination GID
   std::uint8_t traffic_class = 0;  // IPv4 TOS / IPv6 traffic class / GRH TClass
   std::uint8_t hop_limit = 64;     // TTL / hop limit
   std::uint16_t ip_id = 0;
   std::uint32_t flow_label = 0;
   std::uint16_t udp_src_port = 0xC000;
-  /// false leaves the ICRC field zero: a fast path for a producer whose
-  /// frames nobody verifies (the simulator without capture or ICRC check).
+  /// false leaves the ICRC field zero (native IB: the VCRC too): a fast
+  /// path for a producer whose frames nobody verifies (the simulator
+  /// without capture or ICRC check).
   bool compute_icrc = true;
-  IbPacket packet;  // BTH, extension headers and payload
+  LinkLayer link_layer = LinkLayer::Ethernet;
+  /// Native IB only (read when link_layer == Infiniband), the LRH's fields:
+  std::uint8_t vl = 0;     // virtual lane, 4 bits (VL 15: subnet management only)
+  std::uint8_t sl = 0;     // service level, 4 bits (each hop maps it to a VL)
+  bool ib_global = false;  // a GRH follows the LRH (LNH 3), else LNH 2
+  std::uint16_t dlid = 0;  // destination LID
+  std::uint16_t slid = 0;  // source LID
+  IbPacket packet;         // BTH, extension headers and payload
 };
 
 /// Bytes encode_frame() writes for `spec`, or 0 when the opcode is unknown.
 [[nodiscard]] std::size_t frame_size(const FrameSpec& spec) noexcept;
 
 /// Writes the complete frame into `out` (lengths, IPv4 checksum, BTH pad count
-/// and ICRC computed; the UDP checksum is 0, as rxe and most NICs send it).
-/// Returns the number of bytes written, or 0 when `out` is too small or the
-/// opcode is unknown.
+/// and ICRC computed; the UDP checksum is 0, as rxe and most NICs send it;
+/// native IB: PktLen, the GRH's PayLen, the ICRC and the VCRC).
+/// Returns the number of bytes written, or 0 when `out` is too small, the
+/// opcode is unknown or (native IB) the packet is too long for PktLen.
 std::size_t encode_frame(const FrameSpec& spec, std::span<std::uint8_t> out) noexcept;
 
 /// The RFC 1071 checksum of an IPv4 header (with its checksum field as given).
