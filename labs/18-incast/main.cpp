@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "messages.hpp"
@@ -55,6 +56,7 @@ struct Options {
   std::uint32_t messages = 2;
   double rate_gbps = 100;
   std::string run = "all";
+  std::string dcqcn = "hpcc-dcqcn";
 };
 
 enum class Kind : std::uint8_t { Lossy, Pfc, Dcqcn };
@@ -103,7 +105,10 @@ Derived derive(const Options& o) {
   d.lossy_excess_bytes = total * o.size / o.senders * (o.senders - 1);
   d.victim_bound_gbps = 2 * o.rate_gbps / o.senders;
   d.fair_share_gbps = o.rate_gbps / o.senders;
-  d.dcqcn = sim::hpcc_dcqcn(static_cast<std::uint64_t>(d.rate_bps));
+  // The presets and their sources: lib/sim/include/rdmalab/sim/dcqcn.hpp.
+  d.dcqcn = o.dcqcn == "mlx5"          ? sim::mlx5()
+            : o.dcqcn == "dcqcn-paper" ? sim::dcqcn_paper()
+                                       : sim::hpcc_dcqcn(static_cast<std::uint64_t>(d.rate_bps));
   d.dcqcn_xoff_bytes = 2 * d.dcqcn.ecn.kmax_bytes;
   return d;
 }
@@ -112,6 +117,15 @@ struct FlowResult {
   std::vector<sim::Time> done;  // each message's completion, from the start
   bool ok = true;
   [[nodiscard]] sim::Time last() const { return *std::max_element(done.begin(), done.end()); }
+};
+
+// A sender's rate rising again after cuts: the first increase event (fast
+// recovery) after a Decrease, Rc = ceil((Rt + Rc) / 2).
+struct Recovery {
+  sim::Time at_ns = 0;         // from the start of the run
+  std::uint64_t from_bps = 0;  // Rc after the last cut
+  std::uint64_t to_bps = 0;    // Rc after the increase
+  std::uint64_t target_bps = 0;
 };
 
 struct RunResult {
@@ -140,7 +154,11 @@ struct RunResult {
   double other_victim_gbps = 0;
   std::vector<double> mean_rate_gbps;  // dcqcn: each sender's limiter rate
   std::uint64_t rate_samples = 0;
+  std::vector<std::vector<Recovery>> recoveries;  // dcqcn: per sender, in time order
 };
+
+// The recoveries kept per sender (a long run has one every few hundred us).
+constexpr std::size_t kRecoveriesKept = 8;
 
 // One run on a fresh fabric. `n` narrates the set-up of the first pair of
 // each kind; `quiet` takes the rest.
@@ -196,7 +214,10 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
            : kind == Kind::Pfc ? M("why.pfc")
                                : M("why.dcqcn"),
            kXoffBytes / 1024, d.headroom_bytes / 1024, d.dcqcn.ecn.kmin_bytes / 1000,
-           d.dcqcn.ecn.kmax_bytes / 1000, d.dcqcn.ecn.pmax, d.dcqcn_xoff_bytes / 1000));
+           d.dcqcn.ecn.kmax_bytes / 1000, d.dcqcn.ecn.pmax, d.dcqcn_xoff_bytes / 1000,
+           tr(o.dcqcn == "mlx5"          ? M("preset.mlx5")
+              : o.dcqcn == "dcqcn-paper" ? M("preset.dcqcn-paper")
+                                         : M("preset.hpcc-dcqcn"))));
   const sim::Time t0 = f->now();
   // When the bottleneck queue peaked (the counters keep only how high).
   std::uint64_t peak = 0;
@@ -230,6 +251,24 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   RunResult r;
   r.kind = kind;
   r.mean_rate_gbps.assign(N, 0.0);
+  // DCQCN: each sender's recoveries, from its reaction point's events.
+  r.recoveries.assign(N, {});
+  std::vector<std::optional<std::uint64_t>> cut_to(N);  // Rc after the last cut, until an increase
+  if (kind == Kind::Dcqcn)
+    for (std::uint32_t i = 0; i < N; ++i)
+      if (sim::DcqcnRp* rp = sqp[i]->dcqcn())
+        rp->set_observer([&r, &cut_to, i, t0](const sim::DcqcnSample& s) {
+          using Ev = sim::DcqcnSample::Event;
+          if (s.event == Ev::Decrease) {
+            cut_to[i] = s.rate_bps;
+          } else if ((s.event == Ev::FastRecovery || s.event == Ev::Additive ||
+                      s.event == Ev::Hyper) &&
+                     cut_to[i]) {
+            if (r.recoveries[i].size() < kRecoveriesKept)
+              r.recoveries[i].push_back({s.time - t0, *cut_to[i], s.rate_bps, s.target_bps});
+            cut_to[i].reset();
+          }
+        });
   std::vector<double> rate_sum(N, 0.0);
   sim::Time next_sample = t0;
   std::array<ibv_wc, 16> wcs{};
@@ -265,6 +304,9 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
       t0 + kRunLimit);
   f->stop_capture();
   f->on_queue({});
+  if (kind == Kind::Dcqcn)
+    for (std::uint32_t i = 0; i < N; ++i)
+      if (sim::DcqcnRp* rp = sqp[i]->dcqcn()) rp->set_observer({});
 
   // The tables' numbers.
   std::vector<sim::Time> fct;
@@ -319,6 +361,13 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   return r;
 }
 
+// Whether every sender's rate rose again after its cuts within the run.
+bool all_recovered(const RunResult& r) {
+  return !r.recoveries.empty() &&
+         std::all_of(r.recoveries.begin(), r.recoveries.end(),
+                     [](const std::vector<Recovery>& v) { return !v.empty(); });
+}
+
 std::string table(const RunResult& r, const Derived& d) {
   std::string t;
   const auto row = [&](const std::string& name, const std::string& value) {
@@ -343,6 +392,27 @@ std::string table(const RunResult& r, const Derived& d) {
     for (const double v : r.mean_rate_gbps)
       mean += v / static_cast<double>(r.mean_rate_gbps.size());
     row(tr(M("row.rates")), tr(M("val.rates"), *lo, *hi, mean, d.fair_share_gbps));
+  }
+  if (r.kind == Kind::Dcqcn && all_recovered(r)) {
+    // The first recovery of every sender: from, to and when (lowest .. highest).
+    std::vector<double> from, to, at;
+    for (const auto& v : r.recoveries) {
+      from.push_back(static_cast<double>(v.front().from_bps) / 1e9);
+      to.push_back(static_cast<double>(v.front().to_bps) / 1e9);
+      at.push_back(lab::to_us(v.front().at_ns));
+    }
+    const auto span = [](const std::vector<double>& x) {
+      const auto [a, b] = std::minmax_element(x.begin(), x.end());
+      return std::pair{*a, *b};
+    };
+    const auto [f0, f1] = span(from);
+    const auto [t0, t1] = span(to);
+    const auto [a0, a1] = span(at);
+    row(tr(M("row.recovery")), tr(M("val.recovery"), f0, f1, t0, t1, a0, a1));
+    std::string seq;
+    for (const Recovery& x : r.recoveries.front())
+      seq += fmt::format("{}{:.2f}", seq.empty() ? "" : ", ", static_cast<double>(x.to_bps) / 1e9);
+    row(tr(M("row.recoveries")), tr(M("val.recoveries"), seq));
   }
   t.pop_back();
   return t;
@@ -375,6 +445,17 @@ nlohmann::json run_json(const RunResult& r) {
   if (r.kind == Kind::Dcqcn) {
     j["rate_samples"] = r.rate_samples;
     j["mean_rate_gbps"] = r.mean_rate_gbps;
+    nlohmann::json rec = nlohmann::json::array();
+    for (const auto& v : r.recoveries) {
+      nlohmann::json one = nlohmann::json::array();
+      for (const Recovery& x : v)
+        one.push_back({{"at_ns", x.at_ns},
+                       {"from_bps", x.from_bps},
+                       {"to_bps", x.to_bps},
+                       {"target_bps", x.target_bps}});
+      rec.push_back(one);
+    }
+    j["recoveries"] = rec;
   }
   return j;
 }
@@ -432,6 +513,22 @@ void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunRe
               fmt::format("{} / {}", r.np_cnp_sent, r.rp_cnp_handled));
     n.check("dcqcn.no_drops", tr(M("check.no_drops")), r.roce_drops == 0,
             fmt::format("{}", r.roce_drops));
+    // Without the target clamp (ClampTargetRate 0: hpcc-dcqcn, mlx5) a cut
+    // that no increase preceded leaves Rt at the line rate, so a sender's
+    // first recovery goes half way back to it at once: Rc = ceil((line + Rc)
+    // / 2), at least line / 2, and N senders together offer N / 2 links.
+    if (!d.dcqcn.clamp_target_rate && all_recovered(r)) {
+      const auto line = static_cast<std::uint64_t>(d.rate_bps);
+      bool ok = true;
+      std::uint64_t lo = UINT64_MAX;
+      for (const auto& v : r.recoveries) {
+        const Recovery& x = v.front();
+        ok = ok && x.target_bps == line && x.to_bps == (line + x.from_bps + 1) / 2;
+        lo = std::min(lo, x.to_bps);
+      }
+      n.check("dcqcn.first_recovery", tr(M("check.first_recovery"), d.rate_bps / 2e9), ok,
+              fmt::format("{:.2f} Gb/s", static_cast<double>(lo) / 1e9));
+    }
   }
 }
 
@@ -465,7 +562,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
                      {"xoff_bytes", kXoffBytes},
                      {"resume_offset_bytes", kResumeBytes},
                      {"headroom_bytes", d.headroom_bytes},
-                     {"dcqcn_preset", "hpcc-dcqcn"},
+                     {"dcqcn_preset", o.dcqcn},
                      {"kmin_bytes", d.dcqcn.ecn.kmin_bytes},
                      {"kmax_bytes", d.dcqcn.ecn.kmax_bytes},
                      {"pmax", d.dcqcn.ecn.pmax},
@@ -523,6 +620,9 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--run", o.run, tr(M("opt.run")))
         ->check(CLI::IsMember({"lossy", "pfc", "dcqcn", "all"}))
+        ->capture_default_str();
+    app.add_option("--dcqcn", o.dcqcn, tr(M("opt.dcqcn")))
+        ->check(CLI::IsMember({"hpcc-dcqcn", "mlx5", "dcqcn-paper"}))
         ->capture_default_str();
   };
   return lab::run(argc, argv, "lab18", "lab18-incast", M("desc"), o.common, options,

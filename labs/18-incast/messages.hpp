@@ -31,6 +31,11 @@ inline constexpr std::array kCatalog{
             "每条主机链路的速率，单位 Gb/s（交换机之间的链路为它的（发送端数 + 2）倍）"},
     Message{"opt.run", "which runs: lossy, pfc, dcqcn or all (the three side by side)",
             "运行哪几种：lossy、pfc、dcqcn 或 all（三种并排）"},
+    Message{"opt.dcqcn",
+            "the dcqcn run's parameters: hpcc-dcqcn (the reference code's, scaled to --rate), mlx5 "
+            "(the NIC firmware's defaults) or dcqcn-paper (Zhu et al., SIGCOMM 2015)",
+            "dcqcn 这一轮使用的参数：hpcc-dcqcn（参考代码的参数，按 --rate 缩放）、mlx5（网卡固件"
+            "的默认值）或 dcqcn-paper（Zhu 等人，SIGCOMM 2015）"},
     Message{"needs_sim",
             "lab 18 runs on the simulator only: it needs a switch with PFC and ECN that the lab "
             "configures (use --backend sim or auto)",
@@ -93,13 +98,20 @@ inline constexpr std::array kCatalog{
             "上游发送暂停帧；已在路上的帧由 headroom（{1} KiB）接住。右侧交换机暂停了交换机之间"
             "的链路，而受害流的帧也走这条链路：它们只能排在 incast 流量后面等待。"},
     Message{"why.dcqcn",
-            "ECN + DCQCN with the reference code's parameters (hpcc-dcqcn scaled to the link: "
-            "Kmin {2} KB, Kmax {3} KB, Pmax {4}): the switch marks CE, the receiver's NIC sends "
-            "CNPs, each sender's NIC cuts its rate. PFC stays on, with XOFF at {5} KB, above "
-            "Kmax: ECN must act before PFC.",
-            "ECN + DCQCN，使用参考代码的参数（hpcc-dcqcn，按链路速率缩放：Kmin {2} KB、Kmax "
-            "{3} KB、Pmax {4}）：交换机打上 CE 标记，接收端网卡发送 CNP，发送端网卡随之降速。"
-            "PFC 仍然开启，XOFF 设为 {5} KB，高于 Kmax：ECN 必须先于 PFC 起作用。"},
+            "ECN + DCQCN with {6}: Kmin {2} KB, Kmax {3} KB, Pmax {4}. The switch marks CE, the "
+            "receiver's NIC sends CNPs, each sender's NIC cuts its rate. PFC stays on, with XOFF "
+            "at {5} KB, above Kmax: ECN must act before PFC.",
+            "ECN + DCQCN，参数采用{6}：Kmin {2} KB、Kmax {3} KB、Pmax {4}。交换机打上 CE 标记，"
+            "接收端网卡发送 CNP，发送端网卡随之降速。PFC 仍然开启，XOFF 设为 {5} KB，高于 "
+            "Kmax：ECN 必须先于 PFC 起作用。"},
+    Message{"preset.hpcc-dcqcn", "the reference code's parameters (hpcc-dcqcn, scaled to the link)",
+            "参考代码的取值（hpcc-dcqcn，按链路速率缩放）"},
+    Message{"preset.mlx5",
+            "the mlx5 firmware's defaults (mlx5; the switch's thresholds are the reference code's "
+            "at 25 Gb/s)",
+            "网卡 mlx5 固件的默认值（mlx5；交换机的阈值取参考代码在 25 Gb/s 下的值）"},
+    Message{"preset.dcqcn-paper", "the paper's parameters (dcqcn-paper, a 40 Gb/s testbed)",
+            "论文的取值（dcqcn-paper，来自 40 Gb/s 的实验平台）"},
     Message{"every_sender", "every sender and victim", "每个发送端和受害流"},
     Message{"row.goodput", "goodput", "有效吞吐"},
     Message{"row.completion", "last completion", "最后一个完成"},
@@ -147,6 +159,18 @@ inline constexpr std::array kCatalog{
     Message{"check.other_class",
             "the victim on priority 0 is not paused: at least {:.2f} Gb/s (95% of its rate alone)",
             "优先级 0 上的受害流没有被暂停：至少 {:.2f} Gb/s（它独占网络时速率的 95%）"},
+    Message{"row.recovery", "DCQCN first recovery (every sender)", "DCQCN 首次恢复（每个发送端）"},
+    Message{"val.recovery",
+            "{0:.2f} .. {1:.2f} -> {2:.2f} .. {3:.2f} Gb/s, at {4:.1f} .. {5:.1f} µs",
+            "{0:.2f} .. {1:.2f} -> {2:.2f} .. {3:.2f} Gb/s，在 {4:.1f} .. {5:.1f} µs"},
+    Message{"row.recoveries", "recoveries of sender 0", "发送端 0 的各次恢复"},
+    Message{"val.recoveries", "{} Gb/s", "{} Gb/s"},
+    Message{
+        "check.first_recovery",
+        "no target clamp before the first increase: every sender's first recovery goes half way "
+        "back to the line rate, Rc = (line + Rc) / 2, at least {:.2f} Gb/s",
+        "第一次升速之前不钳定目标速率：每个发送端的首次恢复都回到与线速之间的一半，Rc = "
+        "（线速 + Rc）/ 2，至少 {:.2f} Gb/s"},
     Message{"check.cnps", "the receiver's NIC sent CNPs and the senders' NICs handled them",
             "接收端网卡发送了 CNP，发送端网卡处理了它们"},
     Message{"check.line_rate",
