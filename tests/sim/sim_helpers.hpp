@@ -39,6 +39,11 @@ struct PairConfig {
   /// HostConfig::dcqcn_np and dcqcn_rp of both hosts.
   bool dcqcn_np = true;
   bool dcqcn_rp = true;
+  /// On an InfiniBand fabric (fabric.link_layer): the address vectors' SL,
+  /// and whether they are global (a GRH on every packet). The DLID is the
+  /// peer's LID.
+  std::uint8_t sl = 0;
+  bool ib_global = false;
 };
 
 /// A temporary file name unique to this test process.
@@ -125,6 +130,11 @@ struct Pair {
     at.ah_attr.grh.dgid = peer.gid(0);
     at.ah_attr.grh.hop_limit = 64;
     at.ah_attr.port_num = 1;
+    if (cfg.fabric.link_layer == wire::LinkLayer::Infiniband) {
+      at.ah_attr.is_global = cfg.ib_global ? 1 : 0;
+      at.ah_attr.dlid = peer.lid();
+      at.ah_attr.sl = cfg.sl;
+    }
     int mask = IBV_QP_STATE;
     if (cfg.type != IBV_QPT_UD)
       mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;

@@ -14,9 +14,6 @@
 namespace rdmalab::sim {
 namespace {
 
-// Ethernet preamble, start delimiter and inter-frame gap, as the link counts
-// them (fabric.cpp): a QP paced at the line rate keeps the link's spacing.
-constexpr std::uint64_t kWireOverhead = 20;
 // The IP header's ECN field (RFC 3168, section 5): ECT(0) is 10b, CE 11b.
 constexpr std::uint8_t kEcnMask = 0x03;
 constexpr std::uint8_t kEct0 = 0x02;
@@ -86,7 +83,10 @@ void QpImpl::dcqcn_transmit(Link& ln) {
   if (r == nullptr) return;
   r->on_bytes_sent(frame_bytes, engine->now);
   rp_last_start = start;
-  rp_last_bits = (frame_bytes + kWireOverhead) * 8;
+  // The Ethernet preamble, start delimiter and gap counted as the link
+  // counts them: a QP paced at the line rate keeps the link's spacing.
+  // (DCQCN runs on Ethernet only.)
+  rp_last_bits = (frame_bytes + kEthernetWireOverhead) * 8;
 }
 
 Time QpImpl::dcqcn_next_tx() {

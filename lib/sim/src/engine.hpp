@@ -354,6 +354,11 @@ struct QpImpl {
   bool ar_event_queued = false;
   Time ar_deadline = 0;
 
+  /// InfiniBand: the SLID and SL of the last packet received, for the
+  /// receive completions (ibv_wc::slid, sl).
+  std::uint16_t rx_slid = 0;
+  std::uint8_t rx_sl = 0;
+
   bool tx_scheduled = false;
   /// The QpTx event that counts (an XON schedules an earlier one than the
   /// pump had; the later one is then stale and ignored).
@@ -494,6 +499,16 @@ struct QpImpl {
   }
 };
 
+/// InfiniBand: addresses `f` as `av` says, from the port of `self`: link
+/// layer InfiniBand, DLID, SLID, SL and VL (= SL), and the GRH when the AV
+/// is global (verbs.cpp).
+void address_ib(wire::FrameSpec& f, const Device& self, const ibv_ah_attr& av) noexcept;
+
+/// InfiniBand's linear forwarding table: the one of the equal-cost egress
+/// ports `ports` (not empty) that packets to `dlid` take (switch.cpp).
+[[nodiscard]] std::uint32_t lft_choice(const std::vector<std::uint32_t>& ports,
+                                       std::uint16_t dlid) noexcept;
+
 /// Sets CE in a frame's IP header (IPv4 checksum recomputed; see fabric.cpp).
 void mark_ce(std::uint8_t* frame, std::size_t ip_off, bool v4) noexcept;
 
@@ -544,9 +559,12 @@ struct SwitchImpl {
 };
 
 struct Engine {
-  explicit Engine(FabricConfig c) : cfg(std::move(c)) {}
+  explicit Engine(FabricConfig c)
+      : cfg(std::move(c)), ib(cfg.link_layer == wire::LinkLayer::Infiniband) {}
 
   FabricConfig cfg;
+  /// The fabric is InfiniBand (FabricConfig::link_layer): native IB packets.
+  bool ib;
   Time now = 0;
   std::uint64_t seq = 0;
   std::vector<Event> heap;
@@ -623,6 +641,12 @@ struct Engine {
   std::uint32_t device_of_ip(const std::uint8_t* ip, bool v4) const noexcept;
   /// A frame arrived whole at switch port `port`.
   void switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_t length);
+  /// switch_receive() on an InfiniBand fabric: by DLID.
+  void switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::size_t length);
+  /// Queues a frame that arrived on `port` for the egress port `local` of
+  /// that switch, in class `tc`, or drops it when the buffer is full.
+  void switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_t length,
+                      std::uint32_t local, std::uint8_t tc);
   void switch_tx(std::uint32_t port, std::uint64_t gen);
   void kick_port(std::uint32_t port, Time at);
   void send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta);
@@ -651,10 +675,24 @@ struct Engine {
   /// serialisation, path and arrival event.
   void transmit(Link& link, wire::FrameSpec& spec);
   void deliver(std::uint32_t buffer, std::uint32_t device, std::size_t length);
+  /// deliver() on an InfiniBand fabric.
+  void deliver_ib(std::uint32_t buffer, std::uint32_t device, wire::Bytes bytes);
   void capture_frame(Time time, wire::Bytes frame);
   /// Writes the pending frames stamped up to `until` to the capture.
   void flush_capture(Time until);
   Device* device_by_gid(const ibv_gid& gid) const noexcept;
+  /// InfiniBand: the host whose port has `lid` (LID n is device n - 1).
+  Device* device_by_lid(std::uint16_t lid) const noexcept {
+    return lid >= 1 && lid <= devices.size() ? devices[lid - 1U].get() : nullptr;
+  }
+  /// The link type frames are read with: Ethernet, or a bare IB packet.
+  [[nodiscard]] wire::LinkType wire_link() const noexcept {
+    return ib ? wire::LinkType::Infiniband : wire::LinkType::Ethernet;
+  }
+  /// The per-packet bytes a link serialises besides the frame's own.
+  [[nodiscard]] std::size_t wire_overhead() const noexcept {
+    return ib ? kIbWireOverhead : kEthernetWireOverhead;
+  }
   /// Device::qps_ and Device::mrs_ lookups (nullptr when absent).
   QpImpl* find_qp(const Device& d, std::uint32_t qpn) noexcept;
   MemoryRegion* find_mr(const Device& d, std::uint32_t key) noexcept;

@@ -2,9 +2,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 
 #include "engine.hpp"
 #include "rdmalab/sim/messages.hpp"
+#include "rdmalab/wire/ib_link.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/opcode.hpp"
 #include "rdmalab/wire/pause.hpp"
@@ -27,9 +29,6 @@ struct Later {
 };
 constexpr Later later{};
 
-// Ethernet preamble, start delimiter and inter-frame gap occupy the wire too.
-constexpr std::size_t kWireOverhead = 20;
-
 std::uint64_t link_key(std::uint32_t from, std::uint32_t to) noexcept {
   return (std::uint64_t{from} << 32) | to;
 }
@@ -38,7 +37,9 @@ std::uint64_t link_key(std::uint32_t from, std::uint32_t to) noexcept {
 
 // --- Fabric -----------------------------------------------------------------
 
-Fabric::Fabric(FabricConfig config) : engine_(std::make_unique<Engine>(std::move(config))) {}
+Fabric::Fabric(FabricConfig config) : engine_(std::make_unique<Engine>(std::move(config))) {
+  if (engine_->ib && engine_->cfg.dcqcn) throw std::invalid_argument(ib_refused("DCQCN"));
+}
 Fabric::~Fabric() {
   // A destructor must not throw: a capture that cannot be finished here (a
   // full disk) is reported, not turned into std::terminate. Programs that
@@ -51,6 +52,8 @@ Fabric::~Fabric() {
 }
 
 Device& Fabric::add_host(const HostConfig& config) {
+  if (engine_->ib && config.pfc_storm.enabled)
+    throw std::invalid_argument(ib_refused("PFC (HostConfig::pfc_storm)"));
   auto index = static_cast<std::uint32_t>(engine_->devices.size());
   engine_->devices.push_back(std::make_unique<Device>(*this, config, index));
   engine_->routes_ready = false;  // a switched fabric learns its address
@@ -63,8 +66,11 @@ LinkConfig& Fabric::link(const Device& from, const Device& to) {
 
 void Fabric::start_capture(const std::string& path, std::uint32_t snaplen) {
   stop_capture();
-  engine_->pcap = std::make_unique<capture::PcapWriter>(path, wire::LinkType::Ethernet,
-                                                        snaplen == 0 ? 262144 : snaplen);
+  // InfiniBand: ERF records of type 21, which Wireshark opens (it has no
+  // reader for LINKTYPE_INFINIBAND, 247).
+  engine_->pcap = std::make_unique<capture::PcapWriter>(
+      path, engine_->ib ? wire::LinkType::Erf : wire::LinkType::Ethernet,
+      snaplen == 0 ? 262144 : snaplen);
 }
 
 void Fabric::stop_capture() {
@@ -355,6 +361,10 @@ void mark_ce(std::uint8_t* frame, std::size_t ip_off, bool v4) noexcept {
 }
 
 void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
+  // A link's CE-marking rules are set at any time (Fabric::link): refused
+  // here, at the first packet they would have seen.
+  if (ib && !ln.cfg.ce_marks.empty())
+    throw std::invalid_argument(ib_refused("ECN (LinkConfig::ce_marks)"));
   spec.ip_id = ip_id++;
   // Fast path: with no receive-side check, nobody reads the ICRC unless the
   // capture keeps it, so it is not computed (the field stays zero). A capture
@@ -374,7 +384,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   }
   // The UDP checksum lies outside the ICRC; it is only needed on the wire
   // for IPv6, and the UDP length now covers the ICRC too (n is the frame).
-  if (!spec.dst_ip.v4) fill_udp6_checksum(buffers[buf].get(), n, spec.vlan_tci ? 18 : 14);
+  if (!ib && !spec.dst_ip.v4) fill_udp6_checksum(buffers[buf].get(), n, spec.vlan_tci ? 18 : 14);
   ++stats.packets_sent;
   stats.payload_bytes_sent += spec.packet.payload.size();
 
@@ -390,7 +400,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
     ln.ser_bytes = n;
     ln.ser_rate = ln.cfg.rate_bps;
     ln.ser_ns =
-        static_cast<Time>(static_cast<double>((n + kWireOverhead) * 8) * 1e9 / ln.cfg.rate_bps);
+        static_cast<Time>(static_cast<double>((n + wire_overhead()) * 8) * 1e9 / ln.cfg.rate_bps);
   }
   ln.busy_until = start + std::max<Time>(ln.ser_ns, 1);
 
@@ -409,7 +419,8 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   // other simulation keeps its random sequence.)
   if (dropped_by_rule(ln.cfg.corruptions, spec.packet, nth) ||
       (ln.cfg.corrupt > 0 && ln.rng.chance(ln.cfg.corrupt))) {
-    buffers[buf][n - wire::kIcrcSize - 1] ^= 0x01;
+    // The last byte the ICRC covers (on InfiniBand the VCRC follows it).
+    buffers[buf][n - wire::kIcrcSize - (ib ? wire::ib::kVcrcSize : 0) - 1] ^= 0x01;
     ++stats.packets_corrupted;
   }
   // --- DCQCN test tool: CE marks on ECN-capable RoCEv2 packets ---
@@ -486,7 +497,7 @@ void Engine::launch(Link& ln, std::uint32_t buffer, std::size_t length) {
   if (length != ln.ser_bytes || ln.cfg.rate_bps != ln.ser_rate) {
     ln.ser_bytes = length;
     ln.ser_rate = ln.cfg.rate_bps;
-    ln.ser_ns = static_cast<Time>(static_cast<double>((length + kWireOverhead) * 8) * 1e9 /
+    ln.ser_ns = static_cast<Time>(static_cast<double>((length + wire_overhead()) * 8) * 1e9 /
                                   ln.cfg.rate_bps);
   }
   ln.busy_until = start + std::max<Time>(ln.ser_ns, 1);
@@ -508,6 +519,10 @@ void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
   const wire::Bytes bytes(buffers[buf].get(), length);
   // At the receiving port frames are seen as they arrive, reordered or not.
   if (pcap && cfg.capture_point == CapturePoint::ReceiverPort) capture_frame(now, bytes);
+  if (ib) {
+    deliver_ib(buf, dev, bytes);
+    return;
+  }
   // A pause frame from the switch stops the host's port (its NIC takes it;
   // the hosts' software never sees one).
   if (length >= 14 && wire::load_be16(bytes.data() + 12) == wire::kEthMacControl) {
@@ -527,6 +542,37 @@ void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
     ok = false;
   }
   if (ok && dev < devices.size()) {
+    ++stats.packets_delivered;
+    if (QpImpl* qp = find_qp(*devices[dev], f.ib->bth.dest_qp); qp != nullptr)
+      qp->receive(f, bytes);
+  }
+  release_buffer(buf);
+}
+
+// A native IB packet at a host's port: the link layer checks the VCRC, the
+// port takes only its own DLID, the transport checks the ICRC, and the
+// packet goes to the QP its BTH names.
+void Engine::deliver_ib(std::uint32_t buf, std::uint32_t dev, wire::Bytes bytes) {
+  wire::Frame& f = rx_frame;
+  wire::decode_frame(bytes, wire::LinkType::Infiniband, bytes.size(), f);
+  bool ok =
+      f.is_roce() && !f.error && f.ib.has_value() && f.lrh.has_value() && dev < devices.size();
+  if (ok && cfg.verify_icrc) {
+    const auto v = wire::check_vcrc(f, bytes);
+    if (!v || !v->ok()) {
+      ++stats.bad_vcrc;
+      ok = false;
+    }
+  }
+  if (ok && f.lrh->dlid != devices[dev]->lid()) {
+    ++stats.wrong_dlid;
+    ok = false;
+  }
+  if (ok && cfg.verify_icrc && !wire::icrc_ok(f, bytes)) {
+    ++stats.bad_icrc;
+    ok = false;
+  }
+  if (ok) {
     ++stats.packets_delivered;
     if (QpImpl* qp = find_qp(*devices[dev], f.ib->bth.dest_qp); qp != nullptr)
       qp->receive(f, bytes);

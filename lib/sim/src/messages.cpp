@@ -27,6 +27,12 @@ constexpr std::array kCatalog{
     Message{"topology.host_linked", "host '{}' already has its link (a host has one port)",
             "主机“{}”已经有链路了（一台主机只有一个端口）"},
     Message{"topology.empty", "no host is defined", "没有定义任何主机"},
+    Message{"ib.refused",
+            "{} is an Ethernet/RoCE feature and cannot be configured on an InfiniBand fabric "
+            "(FabricConfig::link_layer); the simulator models neither InfiniBand's credit-based "
+            "flow control nor its congestion control",
+            "{} 是以太网/RoCE 的功能，不能在 InfiniBand 网络（FabricConfig::link_layer）上配置；"
+            "模拟器既不模拟 InfiniBand 基于信用的流控，也不模拟它的拥塞控制"},
 };
 
 consteval const Message& M(std::string_view key) {
@@ -43,6 +49,10 @@ std::string topology_message(std::string_view key, std::string_view a, std::stri
   for (const Message& m : kCatalog)
     if (m.key == key) return i18n::tr(m, a, b);
   return std::string(key);
+}
+
+std::string ib_refused(std::string_view feature) {
+  return i18n::tr(M("ib.refused"), feature);
 }
 
 std::string capture_close_failed(std::string_view reason) {

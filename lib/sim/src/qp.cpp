@@ -92,6 +92,10 @@ void QpImpl::receive(const wire::Frame& f, wire::Bytes bytes) {
   const wire::IbPacket& p = *f.ib;
   const wire::OpcodeInfo* info = wire::find_opcode(p.bth.opcode);
   if (info == nullptr) return;
+  if (f.lrh) {  // InfiniBand: for the receive completions
+    rx_slid = f.lrh->slid;
+    rx_sl = f.lrh->sl;
+  }
   // --- DCQCN: CNPs and CE-marked requests ---
   if (engine->cfg.dcqcn && dcqcn_receive(f)) return;
   if (info->is_response())

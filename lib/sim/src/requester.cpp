@@ -168,6 +168,7 @@ void QpImpl::address_ud(const SendWqe& w) {
   spec.traffic_class = grh.traffic_class;
   spec.hop_limit = grh.hop_limit != 0 ? grh.hop_limit : 64;
   spec.udp_src_port = wire::udp_source_port(qpn);
+  if (engine->ib) address_ib(spec, *device, w.ah->attr());
 }
 
 // The headers and payload of packet `pk` of `w` in spec.packet. Returns its

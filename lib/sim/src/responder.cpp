@@ -487,6 +487,11 @@ void QpImpl::complete_recv(ibv_wc_status status, std::uint32_t byte_len, ibv_wc_
     wc->src_qp = src_qp;
     wc->wc_flags = flags;
     wc->imm_data = imm;
+    // InfiniBand: who sent it, from the LRH (RoCE has no LIDs).
+    if (engine->ib && status == IBV_WC_SUCCESS) {
+      wc->slid = rx_slid;
+      wc->sl = rx_sl;
+    }
   }
   if (srq != nullptr) {
     srq_taken = false;
@@ -538,17 +543,22 @@ void QpImpl::ud_receive(const wire::IbPacket& p, const wire::Frame& f, wire::Byt
   if (!p.deth || p.deth->qkey != attr.qkey) return;  // Q_Key violation: silently dropped
   if (!take_recv()) return;                          // UD has no RNR: the message is lost
   // The first 40 bytes of the buffer receive the GRH; for RoCEv2 over IPv4
-  // the IPv4 header fills its last 20 bytes (as rdma-core documents).
+  // the IPv4 header fills its last 20 bytes (as rdma-core documents). A
+  // native IB packet without a GRH (LNH 2) leaves them as they were, and
+  // the completion has no IBV_WC_GRH; byte_len counts them all the same.
   std::array<std::uint8_t, wire::kGrhSize> grh{};
+  const bool has_grh = !engine->ib || f.grh.has_value();
   if (f.ipv4)
     std::memcpy(grh.data() + 20, bytes.data() + f.ip_offset, 20);
   else if (f.ipv6)
     std::memcpy(grh.data(), bytes.data() + f.ip_offset, 40);
-  if (!scatter_recv(0, grh) || !scatter_recv(wire::kGrhSize, p.payload)) {
+  else if (engine->ib && has_grh)
+    std::memcpy(grh.data(), bytes.data() + f.ip_offset + wire::ib::kLrhSize, wire::kGrhSize);
+  if ((has_grh && !scatter_recv(0, grh)) || !scatter_recv(wire::kGrhSize, p.payload)) {
     complete_recv(IBV_WC_LOC_LEN_ERR, 0, IBV_WC_RECV, 0, 0, p.deth->src_qp, p.bth.solicited);
     return;
   }
-  unsigned flags = IBV_WC_GRH;
+  unsigned flags = has_grh ? IBV_WC_GRH : 0;
   std::uint32_t imm = 0;
   if (p.immdt) {
     flags |= IBV_WC_WITH_IMM;
@@ -607,7 +617,7 @@ void QpImpl::run_ar_held() {
     ar_held[ar_base] = {};
     --ar_held_count;
     const std::uint32_t before = epsn;
-    const wire::Frame f = wire::decode_frame(frame, wire::LinkType::Ethernet, frame.size());
+    const wire::Frame f = wire::decode_frame(frame, engine->wire_link(), frame.size());
     if (f.ib) on_request(*f.ib, f, frame);
     // Not executed (an RNR NAK, an error): the hole is back at epsn.
     if (epsn == before) break;

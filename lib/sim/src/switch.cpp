@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "engine.hpp"
+#include "rdmalab/sim/messages.hpp"
 #include "rdmalab/wire/bytes.hpp"
+#include "rdmalab/wire/ib_link.hpp"
 #include "rdmalab/wire/pause.hpp"
 
 namespace rdmalab::sim {
@@ -105,6 +107,16 @@ double mark_probability(const EcnConfig& e, std::uint64_t q) noexcept {
          static_cast<double>(e.kmax_bytes - e.kmin_bytes);
 }
 
+}  // namespace
+
+// InfiniBand's linear forwarding table: of the equal-cost ports towards a
+// destination, the DLID picks one (switch.hpp).
+std::uint32_t lft_choice(const std::vector<std::uint32_t>& ports, std::uint16_t dlid) noexcept {
+  return ports[dlid % ports.size()];
+}
+
+namespace {
+
 wire::MacAddress port_mac(std::uint32_t sw, std::uint32_t local) noexcept {
   // Locally administered (02:...), one per switch port.
   return {0x02,
@@ -148,6 +160,15 @@ std::uint32_t Engine::add_switch_port(std::uint32_t sw, const LinkConfig& c, std
 
 SwitchId Fabric::add_switch(const SwitchConfig& config) {
   Engine& e = *engine_;
+  if (e.ib) {
+    // Ethernet's: refused rather than ignored (fabric.hpp).
+    for (const PfcConfig& p : config.pfc)
+      if (p.enabled) throw std::invalid_argument(ib_refused("PFC (SwitchConfig::pfc)"));
+    for (const EcnConfig& c : config.ecn)
+      if (c.enabled) throw std::invalid_argument(ib_refused("ECN (SwitchConfig::ecn)"));
+    if (config.routing == Routing::Adaptive)
+      throw std::invalid_argument(ib_refused("Routing::Adaptive (SwitchConfig::routing)"));
+  }
   SwitchImpl s;
   s.cfg = config;
   const auto index = static_cast<std::uint32_t>(e.switches.size());
@@ -198,8 +219,8 @@ void Fabric::start_port_capture(SwitchId sw, std::size_t port, const std::string
   Engine& e = *engine_;
   SwitchPort& p = e.sw_ports.at(e.switches.at(sw.index).ports.at(port));
   p.tap.reset();
-  p.tap = std::make_unique<capture::PcapWriter>(path, wire::LinkType::Ethernet,
-                                                snaplen == 0 ? 262144 : snaplen);
+  p.tap = std::make_unique<capture::PcapWriter>(
+      path, e.ib ? wire::LinkType::Erf : wire::LinkType::Ethernet, snaplen == 0 ? 262144 : snaplen);
 }
 
 void Fabric::stop_port_capture(SwitchId sw, std::size_t port) {
@@ -323,6 +344,15 @@ std::optional<std::size_t> Fabric::ecmp_port(SwitchId sw, const wire::IpAddress&
   return choice[h % choice.size()];
 }
 
+std::optional<std::size_t> Fabric::lft_port(SwitchId sw, std::uint16_t dlid) {
+  Engine& e = *engine_;
+  const SwitchImpl& s = e.switches.at(sw.index);
+  if (!e.routes_ready) e.compute_routes();
+  const Device* d = e.device_by_lid(dlid);
+  if (!e.ib || d == nullptr || s.routes[e.device_index(*d)].empty()) return std::nullopt;
+  return lft_choice(s.routes[e.device_index(*d)], dlid);
+}
+
 std::uint32_t Engine::device_of_ip(const std::uint8_t* ip, bool v4) const noexcept {
   if (v4) {
     const auto it = dev_by_v4.find(wire::load_be32(ip));
@@ -339,6 +369,10 @@ void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_
   std::uint8_t* f = buffers[buffer].get();
   SwitchPort& in = sw_ports[port];
   if (in.tap) in.tap->write(now, wire::Bytes(f, length));
+  if (ib) {
+    switch_receive_ib(port, buffer, length);
+    return;
+  }
   if (length >= 14 && wire::load_be16(f + 12) == wire::kEthMacControl) {
     apply_pause(*in.out, wire::Bytes(f, length), in.stats.rx_pause, in.stats.rx_pause_duration);
     release_buffer(buffer);
@@ -378,6 +412,43 @@ void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_
       }
     }
   }
+  switch_enqueue(port, buffer, length, local, tc);
+}
+
+// An IB packet arrived whole at switch port `port`: its VCRC is checked,
+// its DLID looked up in the linear forwarding table, its VL is its class.
+void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::size_t length) {
+  const wire::Bytes bytes(buffers[buffer].get(), length);
+  const SwitchImpl& sw = switches[sw_ports[port].sw];
+  if (!routes_ready) compute_routes();
+  const auto lrh = wire::ib::parse_lrh(bytes);
+  if (lrh && cfg.verify_icrc) {
+    // The VCRC covers the packet as its PktLen gives it, LRH through ICRC,
+    // and is stored after it, least significant byte first.
+    const std::size_t n = lrh->packet_bytes();
+    if (n + wire::ib::kVcrcSize > length ||
+        wire::ib::vcrc(bytes.first(n)) != (bytes[n] | (bytes[n + 1] << 8))) {
+      ++stats.bad_vcrc;
+      release_buffer(buffer);
+      return;
+    }
+  }
+  const Device* d = lrh ? device_by_lid(lrh->dlid) : nullptr;
+  if (d == nullptr || sw.routes[d->index_].empty()) {  // nowhere to go
+    ++stats.packets_dropped;
+    release_buffer(buffer);
+    return;
+  }
+  const auto tc = static_cast<std::uint8_t>(lrh->vl & 7);  // VL = SL <= 7 (fabric.hpp)
+  switch_enqueue(port, buffer, length, lft_choice(sw.routes[d->index_], lrh->dlid), tc);
+}
+
+// The frame in `buffer`, arrived on `port`, joins the queue of class `tc` at
+// the switch's egress port `local` if the buffer admits it.
+void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_t length,
+                            std::uint32_t local, std::uint8_t tc) {
+  SwitchPort& in = sw_ports[port];
+  SwitchImpl& sw = switches[in.sw];
   const std::uint32_t out_id = sw.ports[local];
   SwitchPort& out = sw_ports[out_id];
   SwitchQueueStats& qs = out.stats.tc[tc];

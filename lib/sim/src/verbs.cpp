@@ -1,5 +1,6 @@
 // The control plane of the simulated NIC: object creation and destruction,
 // ibv_modify_qp's state machine and the checks done when a request is posted.
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -15,6 +16,12 @@ std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept {
 }
 
 namespace {
+
+/// The LID of the subnet manager's port: the first host's (fabric.hpp).
+constexpr std::uint16_t kSmLid = 1;
+/// The ports' data VLs are 0-7 and the SL-to-VL table the identity: an SL
+/// above this has no VL (fabric.hpp).
+constexpr std::uint8_t kMaxSl = 7;
 
 ibv_mtu mtu_enum(std::uint32_t bytes) noexcept {
   if (bytes >= 4096) return IBV_MTU_4096;
@@ -167,13 +174,49 @@ ibv_port_attr Device::query_port(std::uint8_t port) const noexcept {
   a.max_msg_sz = limits_.max_msg_sz;
   a.link_layer = IBV_LINK_LAYER_ETHERNET;
   a.phys_state = 5;  // LinkUp
+  if (fabric_->engine().ib) {
+    // The trivial subnet manager's assignment (fabric.hpp): ACTIVE with a
+    // LID, LMC 0, the SM on the first host's port (LID 1), which says so.
+    a.link_layer = IBV_LINK_LAYER_INFINIBAND;
+    a.lid = lid();
+    a.sm_lid = kSmLid;
+    a.lmc = 0;
+    a.sm_sl = 0;
+    if (a.lid == kSmLid) a.port_cap_flags |= IBV_PORT_SM;
+  }
   return a;
 }
 
 ibv_gid Device::gid(int index) const noexcept {
   ibv_gid g{};
-  if (index == 0) std::memcpy(g.raw, config_.ip.bytes.data(), sizeof g.raw);
+  if (index != 0) return g;
+  if (fabric_->engine().ib) {
+    // fe80::<port GUID>: the link-local subnet prefix and the port GUID.
+    g.raw[0] = 0xFE;
+    g.raw[1] = 0x80;
+    const std::uint64_t guid = port_guid();
+    for (int i = 0; i < 8; ++i) g.raw[8 + i] = static_cast<std::uint8_t>(guid >> (56 - 8 * i));
+  } else {
+    std::memcpy(g.raw, config_.ip.bytes.data(), sizeof g.raw);
+  }
   return g;
+}
+
+std::uint16_t Device::lid() const noexcept {
+  // Hosts get LIDs in the order they join (a real SM's sweep may number
+  // them otherwise); 4096 hosts at most stay far below the multicast LIDs.
+  return fabric_->engine().ib ? static_cast<std::uint16_t>(index_ + 1) : 0;
+}
+
+std::uint64_t Device::port_guid() const noexcept {
+  // Modified EUI-64 (RFC 4291, appendix A): the MAC's two halves around
+  // FF:FE, the universal/local bit (bit 1 of the first byte) inverted.
+  const wire::MacAddress& m = config_.mac;
+  const std::array<std::uint8_t, 8> b = {
+      static_cast<std::uint8_t>(m[0] ^ 0x02), m[1], m[2], 0xFF, 0xFE, m[3], m[4], m[5]};
+  std::uint64_t guid = 0;
+  for (const std::uint8_t x : b) guid = (guid << 8) | x;
+  return guid;
 }
 
 ProtectionDomain* Device::alloc_pd() {
@@ -354,9 +397,49 @@ int ProtectionDomain::destroy_qp(QueuePair* qp) {
   return erase_owned(qps_, qp) ? 0 : EINVAL;
 }
 
+namespace {
+
+/// The host an address vector leads to, or nullptr when it names none. On
+/// RoCE the GRH's destination GID names it (an AV without a GRH has no
+/// destination). On InfiniBand the DLID names it; a GRH is optional, and when
+/// there its destination GID must be that host's; the SL must have a VL.
+Device* av_destination(const Engine& e, const ibv_ah_attr& av) noexcept {
+  if (!e.ib) return av.is_global != 0 ? e.device_by_gid(av.grh.dgid) : nullptr;
+  Device* d = e.device_by_lid(av.dlid);
+  if (d == nullptr || av.sl > kMaxSl) return nullptr;
+  if (av.is_global != 0 && e.device_by_gid(av.grh.dgid) != d) return nullptr;
+  return d;
+}
+
+}  // namespace
+
+void address_ib(wire::FrameSpec& f, const Device& self, const ibv_ah_attr& av) noexcept {
+  f.link_layer = wire::LinkLayer::Infiniband;
+  f.dlid = av.dlid;
+  f.slid = self.lid();
+  f.sl = av.sl;
+  f.vl = av.sl;  // the identity SL-to-VL table of the model (fabric.hpp)
+  f.ib_global = av.is_global != 0;
+  if (f.ib_global) {
+    // The GRH: the port's one GID (whatever sgid_index says: the table has
+    // one entry) and the AV's, traffic class, flow label and hop limit as
+    // given.
+    const ibv_gid sgid = self.gid(0);
+    std::array<std::uint8_t, 16> src{};
+    std::array<std::uint8_t, 16> dst{};
+    std::memcpy(src.data(), sgid.raw, src.size());
+    std::memcpy(dst.data(), av.grh.dgid.raw, dst.size());
+    f.src_ip = wire::IpAddress::from_v6(src);
+    f.dst_ip = wire::IpAddress::from_v6(dst);
+    f.traffic_class = av.grh.traffic_class;
+    f.flow_label = av.grh.flow_label;
+    f.hop_limit = av.grh.hop_limit;
+  }
+}
+
 AddressHandle* ProtectionDomain::create_ah(const ibv_ah_attr& attr) {
-  Device* dest = device_->fabric().engine().device_by_gid(attr.grh.dgid);
-  if (attr.is_global == 0 || dest == nullptr || attr.port_num != 1) {
+  Device* dest = av_destination(device_->fabric().engine(), attr);
+  if (dest == nullptr || attr.port_num != 1) {
     errno = EINVAL;
     return nullptr;
   }
@@ -524,8 +607,8 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   }
   Device* peer = q.peer;
   if ((mask & IBV_QP_AV) != 0) {
-    if (a.ah_attr.is_global == 0 || a.ah_attr.port_num > 1) return EINVAL;
-    peer = q.engine->device_by_gid(a.ah_attr.grh.dgid);
+    if (a.ah_attr.port_num > 1) return EINVAL;
+    peer = av_destination(*q.engine, a.ah_attr);
     if (peer == nullptr) return EINVAL;
   }
 
@@ -583,6 +666,7 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
     f.hop_limit = s.ah_attr.grh.hop_limit != 0 ? s.ah_attr.grh.hop_limit : 64;
     f.flow_label = s.ah_attr.grh.flow_label;
     f.udp_src_port = wire::udp_source_port(q.qpn, s.dest_qp_num);
+    if (e.ib) address_ib(f, *q.device, s.ah_attr);
     // The adaptive-routing window, only when the model is on (set before RTR).
     q.ar_held.assign(
         q.options.adaptive_routing ? std::max<std::uint32_t>(1, q.options.ar_window) : 0, {});

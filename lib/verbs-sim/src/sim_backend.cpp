@@ -28,6 +28,7 @@ constexpr std::array kCatalog{
     Message{"chosen.sim", "backend: simulated RoCEv2 fabric (--backend sim)",
             "后端：模拟 RoCEv2 网络（--backend sim）"},
     Message{"transport", "simulated RoCEv2", "模拟 RoCEv2"},
+    Message{"transport.ib", "simulated InfiniBand", "模拟 InfiniBand"},
 };
 consteval const Message& M(std::string_view key) {
   return i18n::find(kCatalog, key);
@@ -257,7 +258,9 @@ class SimContext final : public Context {
     // A node GUID derived from the MAC (EUI-64), as RoCE devices do.
     info_.node_guid = fmt::format("{:02x}{:02x}:{:02x}ff:fe{:02x}:{:02x}{:02x}", mac[0] ^ 2, mac[1],
                                   mac[2], mac[3], mac[4], mac[5]);
-    info_.transport = i18n::tr(M("transport"));
+    info_.transport =
+        i18n::tr(dev.fabric().config().link_layer == wire::LinkLayer::Infiniband ? M("transport.ib")
+                                                                                 : M("transport"));
   }
   const DeviceInfo& info() const noexcept override { return info_; }
   BackendKind kind() const noexcept override { return BackendKind::Sim; }
@@ -272,6 +275,9 @@ class SimContext final : public Context {
     p.link_layer = a.link_layer;
     p.lid = a.lid;
     p.gid_table_len = a.gid_tbl_len;
+    p.sm_lid = a.sm_lid;
+    p.lmc = a.lmc;
+    p.phys_state = a.phys_state;
     return p;
   }
   std::vector<GidEntry> gid_table(std::uint8_t port) const override {
@@ -281,8 +287,11 @@ class SimContext final : public Context {
       GidEntry e;
       e.index = i;
       e.gid = dev_.gid(i);
-      e.type = GidType::RoceV2;
-      e.netdev = info_.name;
+      // An InfiniBand port's GID is not a RoCE one (fe80::<port GUID>) and
+      // belongs to no Ethernet interface.
+      const bool ib = p.link_layer == IBV_LINK_LAYER_INFINIBAND;
+      e.type = ib ? GidType::IB : GidType::RoceV2;
+      if (!ib) e.netdev = info_.name;
       out.push_back(e);
     }
     return out;

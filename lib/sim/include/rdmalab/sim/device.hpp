@@ -278,12 +278,13 @@ class CompletionQueue {
   int users_ = 0;  // QPs using this CQ
 };
 
-/// An address handle (ibv_create_ah) naming a UD destination by its GID.
+/// An address handle (ibv_create_ah) naming a UD destination by its GID
+/// (RoCE), or by its LID (InfiniBand).
 class AddressHandle {
  public:
   [[nodiscard]] ibv_ah* get() noexcept { return &raw_; }
   [[nodiscard]] const ibv_ah_attr& attr() const noexcept { return attr_; }
-  /// The device that has the destination GID.
+  /// The device that has the destination GID (InfiniBand: the DLID).
   [[nodiscard]] Device& destination() const noexcept { return *dest_; }
   AddressHandle(const ibv_ah_attr& attr, Device& dest) noexcept : attr_(attr), dest_(&dest) {}
 
@@ -495,7 +496,10 @@ class ProtectionDomain {
   /// ibv_destroy_srq: 0, EBUSY while a QP uses it, EINVAL if not this PD's.
   [[nodiscard]] int destroy_srq(SharedReceiveQueue* srq);
 
-  /// ibv_create_ah: nullptr with errno EINVAL when no host has the GID.
+  /// ibv_create_ah: nullptr with errno EINVAL when no host has the GID, or
+  /// on RoCE when the AH is not global. On InfiniBand the destination is the
+  /// host whose LID is attr.dlid, the GRH optional (is_global: its dgid must
+  /// be that host's GID); EINVAL for a DLID no host has or an SL above 7.
   [[nodiscard]] AddressHandle* create_ah(const ibv_ah_attr& attr);
   [[nodiscard]] int destroy_ah(AddressHandle* ah);
 
@@ -540,11 +544,21 @@ class Device {
   [[nodiscard]] Fabric& fabric() const noexcept { return *fabric_; }
 
   /// ibv_query_port: state ACTIVE, max_mtu and active_mtu from the port MTU,
-  /// gid_tbl_len 1, link layer Ethernet.
+  /// gid_tbl_len 1, link layer Ethernet. On InfiniBand: link layer
+  /// InfiniBand, the port's LID, sm_lid 1 (the first host runs the subnet
+  /// manager, and its port says so with IBV_PORT_SM in port_cap_flags),
+  /// LMC 0, sm_sl 0.
   [[nodiscard]] ibv_port_attr query_port(std::uint8_t port = 1) const noexcept;
   /// ibv_query_gid: index 0 is the host's IP as a RoCEv2 GID (IPv4-mapped
-  /// for IPv4). Any other index gives an all-zero GID.
+  /// for IPv4); on InfiniBand, fe80::<port GUID>. Any other index gives an
+  /// all-zero GID.
   [[nodiscard]] ibv_gid gid(int index = 0) const noexcept;
+  /// InfiniBand: the LID the fabric's subnet manager gave the port (hosts
+  /// numbered from 1 in the order they joined). 0 on Ethernet.
+  [[nodiscard]] std::uint16_t lid() const noexcept;
+  /// The port GUID: the MAC as a modified EUI-64 (02:00:00:00:00:02 gives
+  /// 0x000000fffe000002), in host order. Also the node GUID.
+  [[nodiscard]] std::uint64_t port_guid() const noexcept;
 
   /// ibv_alloc_pd.
   [[nodiscard]] ProtectionDomain* alloc_pd();

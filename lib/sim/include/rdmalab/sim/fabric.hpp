@@ -15,12 +15,50 @@
 // the wire. With a capture file open, every frame put on a link is written to
 // it with its virtual transmit time.
 //
+// The link layer (FabricConfig::link_layer) is Ethernet by default, as above.
+// With InfiniBand the same hosts, QPs and links carry native IB packets
+// instead (IBTA vol. 1; see "InfiniBand" below).
+//
 // Determinism: all randomness (loss, jitter, reordering, path choice) comes
 // from one splitmix64 generator per link, seeded from FabricConfig::seed and
 // the link's endpoints, using integer arithmetic only. The same program with
 // the same seed gives the same capture, byte for byte, on any platform, once
 // its buffers are registered with fixed IOVAs (ProtectionDomain::reg_mr_iova)
 // so that the addresses in RETHs do not depend on where the heap put them.
+//
+// InfiniBand (FabricConfig::link_layer = wire::LinkLayer::Infiniband):
+//  - A trivial subnet manager: each host's port gets a LID in the order the
+//    hosts join the fabric (add_host: 1, 2, 3, ...), LMC 0, and the subnet
+//    manager is the first host's (SM LID 1). A real subnet manager (OpenSM)
+//    sweeps the fabric and may number the ports differently. The port is
+//    ACTIVE at once (no INIT/ARMED steps), its link layer InfiniBand; its GID
+//    table holds one GID, fe80::<port GUID>, the GUID derived from the host's
+//    MAC as a modified EUI-64 (RFC 4291, appendix A: FF:FE in the middle, the
+//    universal/local bit inverted), so the GID is the IPv6 link-local
+//    address of that MAC. No RoCE GIDs. Device::lid(), Device::query_port().
+//  - Every packet is LRH [GRH] BTH ... ICRC VCRC (wire::FrameSpec with
+//    link_layer Infiniband): DLID from the address vector (ah_attr.dlid),
+//    SLID the sender's LID, SL from ah_attr.sl, VL = SL (an identity SL-to-VL
+//    table on every port, a model; the ports have the data VLs 0-7, so an
+//    SL above 7 is refused with EINVAL), a GRH (LNH 3) only when the address
+//    vector is global (ah_attr.is_global), with the ports' fe80:: GIDs.
+//    ACKs, NAKs and READ responses go to the requester's LID, UD packets to
+//    their address handle's DLID, the CM's MADs too (cm.hpp).
+//  - A link serialises the packet, LRH through VCRC, plus kIbWireOverhead
+//    bytes of delimiters instead of Ethernet's 20 of preamble and gap.
+//  - Switches forward by DLID (switch.hpp); a receiving port checks the VCRC
+//    and the ICRC (FabricConfig::verify_icrc) and hands the packet to the QP
+//    its DLID's port and BTH name.
+//  - Captures are ERF (wire::LinkType::Erf, one type-21 record per packet),
+//    the format ibdump writes and Wireshark opens.
+//  - Not modelled: credit-based link-level flow control (IBTA vol. 1, 7.9):
+//    a real IB link never sends a packet its receiver has no buffer credit
+//    for, so an IB switch does not drop for congestion; here a congested
+//    switch drops as a lossy Ethernet one does (switch.hpp), and no flow
+//    control packets use the links. Nor are partitions beyond the default
+//    P_Key, multicast LIDs, subnet management packets (QP 0, VL 15), the SA
+//    or routers. PFC, ECN marking and DCQCN belong to Ethernet and RoCE:
+//    configuring them on an InfiniBand fabric throws std::invalid_argument.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +87,21 @@ inline constexpr Time kMillisecond = 1000 * kMicrosecond;
 inline constexpr Time kSecond = 1000 * kMillisecond;
 /// "No deadline".
 inline constexpr Time kForever = INT64_MAX;
+
+/// What a link's serialisation counts on top of a frame's bytes, per
+/// packet. Ethernet: the preamble and start delimiter (8 bytes) and the
+/// minimum inter-frame gap (12 bytes) of IEEE 802.3.
+inline constexpr std::size_t kEthernetWireOverhead = 20;
+/// InfiniBand: the packet (LRH through VCRC) is framed on the physical layer
+/// by a start delimiter (SDP, start of data packet) and an end delimiter
+/// (EGP, end of good packet), one symbol each, taken here as the time of
+/// one byte each (IBTA vol. 2, the physical layer's packet delimiters; in
+/// the 8b/10b generations each is one 10-bit control symbol, K27.7 and
+/// K29.7, as one data byte is). IB has no minimum gap between packets. Not
+/// counted: the idles and skip sequences between packets, the flow control
+/// packets (credits are not modelled), and the 64b/66b block framing of FDR
+/// and later generations, whose control blocks stand in for the delimiters.
+inline constexpr std::size_t kIbWireOverhead = 2;
 
 /// An explicit drop on one direction of a link: a tool to stage exactly the
 /// loss a lab wants to show. Rules are checked in order for every packet
@@ -116,7 +169,10 @@ struct LinkConfig {
   /// counted apart), or one chosen with probability `corrupt`, travels with
   /// one bit flipped in the last byte its ICRC covers. The receiving NIC
   /// finds the ICRC wrong and drops it silently (FabricStats::bad_icrc), as
-  /// a real one does; the requester recovers by NAK or timeout. A capture at
+  /// a real one does; the requester recovers by NAK or timeout. On
+  /// InfiniBand the byte is covered by the VCRC too, which the receiving
+  /// port (a switch's, or the destination's) checks first: the packet is
+  /// dropped there and counted in FabricStats::bad_vcrc. A capture at
   /// the sender's port shows the frame as sent, one at the receiver's port
   /// as it arrived. With FabricConfig::verify_icrc off the packet is taken
   /// as it is, flipped bit and all.
@@ -128,7 +184,9 @@ struct LinkConfig {
   /// apart; other packets are not offered to them) leaves the link marked
   /// CE (11b), the IPv4 header checksum updated. The ICRC masks the ECN
   /// bits, so it stays valid. A capture at the sender's port shows the
-  /// frame as sent, one at the receiver's port as marked.
+  /// frame as sent, one at the receiver's port as marked. An InfiniBand
+  /// packet has no ECN field: on an InfiniBand fabric a link with rules
+  /// here throws std::invalid_argument at its first packet.
   std::vector<DropRule> ce_marks;
 };
 
@@ -140,7 +198,9 @@ struct LinkConfig {
 /// renew theirs; at `until` it sends an XON (0 quanta) and stops. Only on a
 /// host connected to a switch; the pauses are counted in
 /// HostPortStats::tx_pause and tx_xon. Real NICs differ in when they pause
-/// (their receive buffer's thresholds); this keeps only the result.
+/// (their receive buffer's thresholds); this keeps only the result. PFC is
+/// Ethernet's: add_host() refuses a storm on an InfiniBand fabric
+/// (std::invalid_argument).
 struct PfcStorm {
   bool enabled = false;
   std::uint8_t priority = 3;
@@ -149,7 +209,10 @@ struct PfcStorm {
 };
 
 /// One simulated host: its name and addresses. The IP address is IPv4 or
-/// IPv6; it is the host's RoCEv2 GID (index 0), IPv4-mapped for IPv4.
+/// IPv6; it is the host's RoCEv2 GID (index 0), IPv4-mapped for IPv4. On an
+/// InfiniBand fabric the IP address is the host's IPoIB address (what the
+/// CM resolves), the MAC gives the port GUID and the GID, and the LID is
+/// the subnet manager's (see the top of this file).
 struct HostConfig {
   std::string name;
   wire::MacAddress mac{};
@@ -226,6 +289,8 @@ struct FabricConfig {
   /// Costs one CRC-32 over each frame. With this off and no capture open,
   /// the ICRC is not even computed (the field stays zero): nobody reads it.
   /// A fast path for big simulations; captures always carry a correct ICRC.
+  /// On InfiniBand the same goes for the VCRC, which every receiving port,
+  /// a switch's too, checks before anything else.
   bool verify_icrc = true;
   RxeCompat rxe;
   // --- DCQCN ---
@@ -233,8 +298,13 @@ struct FabricConfig {
   /// On: the packets that carry a QP's data (RC and UC requests, READ
   /// responses) carry ECT(0) and are paced at that QP's reaction point's
   /// rate; a CE-marked one makes the receiving QP send a CNP (paced per QP)
-  /// to the QP that sent it; a CNP cuts that QP's rate.
+  /// to the QP that sent it; a CNP cuts that QP's rate. Not on an
+  /// InfiniBand fabric (the Fabric's constructor throws
+  /// std::invalid_argument).
   std::optional<DcqcnParams> dcqcn;
+  /// Ethernet (RoCE, as everything above describes) or InfiniBand (native
+  /// IB packets; see the top of this file).
+  wire::LinkLayer link_layer = wire::LinkLayer::Ethernet;
 };
 
 /// Counters of the whole fabric.
@@ -248,6 +318,12 @@ struct FabricStats {
   std::uint64_t switch_hops = 0;        // frames a switch sent on (pause frames too)
   std::uint64_t events = 0;
   std::uint64_t packets_ce_marked = 0;  // DCQCN: by LinkConfig::ce_marks
+  /// InfiniBand: packets a receiving port (a switch's or a host's) dropped
+  /// for a bad VCRC (a bit flipped on the link).
+  std::uint64_t bad_vcrc = 0;
+  /// InfiniBand: packets a host's port dropped because their DLID is not
+  /// its LID.
+  std::uint64_t wrong_dlid = 0;
 };
 
 class Device;
@@ -257,13 +333,15 @@ struct Engine;
 /// objects keep references to it.
 class Fabric {
  public:
+  /// Throws std::invalid_argument for DCQCN on an InfiniBand fabric.
   explicit Fabric(FabricConfig config = {});
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
   /// Adds a host with its NIC. The reference stays valid as long as the
-  /// fabric lives.
+  /// fabric lives. On InfiniBand its port gets the next LID (1 for the
+  /// first host); a HostConfig::pfc_storm throws std::invalid_argument.
   Device& add_host(const HostConfig& config);
 
   /// The model of the direction from -> to (created from the default on
@@ -272,7 +350,9 @@ class Fabric {
   /// switch, whatever `to` is.
   LinkConfig& link(const Device& from, const Device& to);
 
-  /// Adds a switch (see switch.hpp). Its ports are made by connect().
+  /// Adds a switch (see switch.hpp). Its ports are made by connect(). On
+  /// InfiniBand, a configuration with PFC or ECN marking on any class, or
+  /// with Routing::Adaptive, throws std::invalid_argument.
   SwitchId add_switch(const SwitchConfig& config);
   /// Joins a host's port to a new port of `sw` by a link, the same model in
   /// both directions. From now on everything the host sends goes to the
@@ -302,6 +382,10 @@ class Fabric {
                                                      const wire::IpAddress& dst,
                                                      std::uint16_t sport,
                                                      std::uint16_t dport = 4791);
+  /// InfiniBand: the egress port (numbered as switch_port_stats() numbers
+  /// them) that `sw`'s linear forwarding table gives packets to `dlid`;
+  /// nullopt when no host has that LID or the switch has no route to it.
+  [[nodiscard]] std::optional<std::size_t> lft_port(SwitchId sw, std::uint16_t dlid);
   /// A second tap, on one switch port: every frame that arrives on the
   /// port (stamped when it is whole) and every frame that leaves it (stamped
   /// when its first bit goes), as a mirror of that cable both ways would
@@ -316,7 +400,9 @@ class Fabric {
   /// Writes every frame put on the wire to a pcap file with nanosecond
   /// virtual timestamps. snaplen 0 keeps whole frames; a small snap length
   /// (e.g. 128) keeps headers only, for big transfers. Throws
-  /// capture::CaptureError when the file cannot be created.
+  /// capture::CaptureError when the file cannot be created. On InfiniBand
+  /// the file's link type is ERF (197), one type-21 record per packet, the
+  /// snap length counting the packet's bytes (a port capture likewise).
   void start_capture(const std::string& path, std::uint32_t snaplen = 0);
   /// Flushes and closes the capture file.
   void stop_capture();

@@ -19,6 +19,10 @@ namespace rdmalab::sim {
 [[nodiscard]] std::string topology_message(std::string_view key, std::string_view a = {},
                                            std::string_view b = {});
 
+/// Why `feature` (PFC, ECN marking, DCQCN, ...: a configuration's name)
+/// cannot be configured on an InfiniBand fabric, in the user's language.
+[[nodiscard]] std::string ib_refused(std::string_view feature);
+
 /// This module's messages, for the catalog parity test.
 [[nodiscard]] std::span<const i18n::Message> catalog() noexcept;
 

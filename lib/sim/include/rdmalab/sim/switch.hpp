@@ -37,6 +37,25 @@
 //    5-tuple (the RoCEv2 UDP source port is the entropy) with a per-switch
 //    seed, and adaptive routing takes, per packet, the eligible port with the
 //    fewest bytes queued for that class.
+//
+// On an InfiniBand fabric (FabricConfig::link_layer) a switch is an IB switch:
+//  - It forwards by the LRH's DLID with a linear forwarding table: one egress
+//    port per DLID, from the same shortest paths; among equal-cost ports the
+//    DLID picks one (port index DLID mod their number), so the destinations
+//    spread over the uplinks as a subnet manager's routing (OpenSM's
+//    min-hop, fat-tree) spreads them, if not by the same rule. No hashing of
+//    flows: every packet to one LID takes one path (LMC 0).
+//  - The LRH's VL is the traffic class (VL = SL, see fabric.hpp); the
+//    scheduling between classes stands in for IB's VL arbitration tables.
+//  - Every packet's VCRC is checked on arrival (FabricConfig::verify_icrc):
+//    a bad one is dropped there (FabricStats::bad_vcrc). The VL is not
+//    changed, so the VCRC stays as it came.
+//  - Not modelled: credit-based flow control. A real IB switch port sends a
+//    packet only when the next port has advertised buffer space for its VL,
+//    so congestion backs up hop by hop and nothing is dropped; here the
+//    shared buffer admits and tail-drops as for a lossy Ethernet class.
+//  - PFC, ECN marking and Routing::Adaptive are Ethernet's and are refused
+//    (Fabric::add_switch throws std::invalid_argument).
 #pragma once
 
 #include <array>

@@ -1,0 +1,883 @@
+// The simulator's InfiniBand link layer: the subnet manager's LIDs and the
+// port attributes, native IB packets (LRH [GRH] BTH ... ICRC VCRC) on every
+// link, ERF captures, forwarding by DLID, the VCRC and ICRC checks, what is
+// refused, and tshark reading the captures as the simulator sent them. Every
+// number checked is derived in the comment above it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/sim/device.hpp"
+#include "rdmalab/sim/topology.hpp"
+#include "rdmalab/wire/erf.hpp"
+#include "rdmalab/wire/icrc.hpp"
+#include "rdmalab/wire/opcode.hpp"
+#include "sim_helpers.hpp"
+
+#ifdef RDMALAB_TSHARK
+constexpr const char* kTshark = RDMALAB_TSHARK;
+#else
+constexpr const char* kTshark = nullptr;  // not found when configured: its test is skipped
+#endif
+
+namespace {
+
+using namespace rdmalab;
+using simtest::Pair;
+using simtest::PairConfig;
+
+sim::FabricConfig ib_fabric() {
+  sim::FabricConfig fc;
+  fc.link_layer = wire::LinkLayer::Infiniband;
+  return fc;
+}
+
+PairConfig ib_pair(std::uint8_t sl = 0, bool global = false) {
+  PairConfig c;
+  c.fabric = ib_fabric();
+  c.fixed_iova = true;
+  c.sl = sl;
+  c.ib_global = global;
+  return c;
+}
+
+/// fe80::<GUID> for a MAC, the GUID its modified EUI-64, written out.
+ibv_gid gid_of(std::array<std::uint8_t, 8> guid) {
+  ibv_gid g{};
+  g.raw[0] = 0xFE;
+  g.raw[1] = 0x80;
+  std::copy(guid.begin(), guid.end(), g.raw + 8);
+  return g;
+}
+
+bool same_gid(const std::array<std::uint8_t, 16>& a, const ibv_gid& b) {
+  return std::memcmp(a.data(), b.raw, 16) == 0;
+}
+
+/// One packet of an ERF capture, decoded with rdmalab::wire.
+struct IbPkt {
+  std::int64_t time_ns = 0;
+  std::uint8_t erf_type = 0;
+  std::size_t wire_bytes = 0;  // the packet, LRH through VCRC (the ERF wlen)
+  wire::ib::Lrh lrh;
+  std::optional<wire::Grh> grh;
+  std::uint8_t opcode = 0;
+  std::uint32_t psn = 0;
+  std::uint32_t dest_qp = 0;
+  std::size_t payload = 0;
+  bool vcrc_ok = false;
+  bool icrc_ok = false;
+  bool error = false;
+};
+
+std::vector<IbPkt> read_ib(const std::string& path) {
+  std::vector<IbPkt> out;
+  capture::PcapReader r(path);
+  REQUIRE(r.datalink() == 197);  // LINKTYPE_ERF
+  capture::Packet pk;
+  while (r.next(pk)) {
+    IbPkt p;
+    p.time_ns = pk.time_ns;
+    wire::erf::Record rec;
+    REQUIRE_FALSE(wire::erf::parse(pk.data, rec));
+    p.erf_type = rec.type;
+    p.wire_bytes = rec.wlen;
+    CHECK(rec.time_ns() == pk.time_ns);
+    const wire::Frame f = wire::decode_frame(pk.data, wire::LinkType::Erf, pk.original_length);
+    p.error = f.error.has_value();
+    REQUIRE(f.roce == wire::RoceVersion::NativeIb);
+    REQUIRE(f.lrh.has_value());
+    REQUIRE(f.ib.has_value());
+    p.lrh = *f.lrh;
+    p.grh = f.grh;
+    p.opcode = f.ib->bth.opcode;
+    p.psn = f.ib->bth.psn;
+    p.dest_qp = f.ib->bth.dest_qp;
+    p.payload = f.ib->payload_length;
+    const auto v = wire::check_vcrc(f, pk.data);
+    const auto i = wire::check_icrc(f, pk.data);
+    p.vcrc_ok = v.has_value() && v->ok();
+    p.icrc_ok = i.has_value() && i->ok();
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<IbPkt> with_opcode(const std::vector<IbPkt>& all, std::uint8_t op) {
+  std::vector<IbPkt> out;
+  for (const IbPkt& p : all)
+    if (p.opcode == op) out.push_back(p);
+  return out;
+}
+
+ibv_wc wait_one(sim::CompletionQueue& cq) {
+  return Pair::poll_one(cq);
+}
+
+}  // namespace
+
+// --- The subnet manager and the port ---------------------------------------------
+
+TEST_CASE("InfiniBand ports: LIDs in joining order, the SM on the first, one fe80:: GID each") {
+  sim::Fabric fabric(ib_fabric());
+  std::vector<sim::Device*> hosts;
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    sim::HostConfig h;
+    h.name = "h" + std::to_string(i);
+    h.mac = {0x02, 0x00, 0x5E, 0x10, 0x20, static_cast<std::uint8_t>(0x30 + i)};
+    h.ip = wire::IpAddress::from_v4({10, 0, 0, static_cast<std::uint8_t>(i + 1)});
+    hosts.push_back(&fabric.add_host(h));
+  }
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    CAPTURE(i);
+    const ibv_port_attr a = hosts[i]->query_port(1);
+    CHECK(a.state == IBV_PORT_ACTIVE);
+    CHECK(a.link_layer == IBV_LINK_LAYER_INFINIBAND);
+    CHECK(a.lid == i + 1);
+    CHECK(hosts[i]->lid() == i + 1);
+    CHECK(a.sm_lid == 1);
+    CHECK(a.lmc == 0);
+    CHECK(a.gid_tbl_len == 1);
+    // Only the first host runs the subnet manager.
+    CHECK(((a.port_cap_flags & IBV_PORT_SM) != 0) == (i == 0));
+    // MAC 02:00:5e:10:20:3i as a modified EUI-64: 02 ^ 02 = 00, then
+    // 00 5e ff fe 10 20 3i.
+    const auto guid = std::array<std::uint8_t, 8>{
+        0x00, 0x00, 0x5E, 0xFF, 0xFE, 0x10, 0x20, static_cast<std::uint8_t>(0x30 + i)};
+    CHECK(hosts[i]->port_guid() == (0x00005EFFFE102030ULL + i));
+    const ibv_gid g = hosts[i]->gid(0);
+    const ibv_gid want = gid_of(guid);
+    CHECK(std::memcmp(g.raw, want.raw, 16) == 0);
+    const ibv_gid none = hosts[i]->gid(1);
+    CHECK(std::all_of(none.raw, none.raw + 16, [](std::uint8_t b) { return b == 0; }));
+  }
+  // Ethernet, as before: no LID, the IP address as the GID.
+  sim::Fabric eth;
+  sim::HostConfig h;
+  h.name = "e";
+  h.mac = {0x02, 0, 0, 0, 0, 1};
+  h.ip = wire::IpAddress::from_v4({10, 99, 0, 1});
+  sim::Device& e = eth.add_host(h);
+  const ibv_port_attr a = e.query_port(1);
+  CHECK(a.link_layer == IBV_LINK_LAYER_ETHERNET);
+  CHECK(a.lid == 0);
+  CHECK(a.sm_lid == 0);
+  CHECK(a.port_cap_flags == 0);
+  CHECK(e.lid() == 0);
+  CHECK(std::memcmp(e.gid(0).raw, h.ip.bytes.data(), 16) == 0);
+}
+
+TEST_CASE("InfiniBand address vectors: by DLID, a GRH optional, an SL with a VL") {
+  Pair p(ib_pair());
+  ibv_ah_attr av{};
+  av.port_num = 1;
+  av.dlid = p.b.lid();
+  CHECK(p.pd_a->create_ah(av) != nullptr);
+  av.is_global = 1;
+  av.grh.dgid = p.b.gid(0);
+  CHECK(p.pd_a->create_ah(av) != nullptr);
+  // A GRH whose GID is another host's than the DLID's.
+  av.grh.dgid = p.a.gid(0);
+  errno = 0;
+  CHECK(p.pd_a->create_ah(av) == nullptr);
+  CHECK(errno == EINVAL);
+  av.is_global = 0;
+  av.dlid = 3;  // two hosts: LIDs 1 and 2
+  CHECK(p.pd_a->create_ah(av) == nullptr);
+  av.dlid = 0;
+  CHECK(p.pd_a->create_ah(av) == nullptr);
+  av.dlid = p.b.lid();
+  av.sl = 8;  // the ports have VLs 0-7, SL n on VL n
+  CHECK(p.pd_a->create_ah(av) == nullptr);
+  av.sl = 7;
+  CHECK(p.pd_a->create_ah(av) != nullptr);
+
+  // ibv_modify_qp to RTR checks the AV alike.
+  auto* qp = p.make_qp(*p.pd_a, *p.cq_a);
+  REQUIRE(qp != nullptr);
+  ibv_qp_attr at{};
+  at.qp_state = IBV_QPS_INIT;
+  at.port_num = 1;
+  at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+  REQUIRE(qp->modify(at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+          0);
+  at = ibv_qp_attr{};
+  at.qp_state = IBV_QPS_RTR;
+  at.path_mtu = IBV_MTU_1024;
+  at.dest_qp_num = p.qb->qp_num();
+  at.max_dest_rd_atomic = 1;
+  at.ah_attr.port_num = 1;
+  at.ah_attr.dlid = 9;
+  const int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  CHECK(qp->modify(at, mask) == EINVAL);
+  at.ah_attr.dlid = p.b.lid();
+  CHECK(qp->modify(at, mask) == 0);
+}
+
+// --- RC back to back --------------------------------------------------------------
+
+TEST_CASE("RC over InfiniBand back to back: SEND, WRITE, READ, atomic; an ERF capture of them") {
+  // SL 3: every packet on VL 3. A is host 1 (LID 1), B host 2 (LID 2).
+  Pair p(ib_pair(3));
+  const auto path = simtest::temp_pcap("ib_rc");
+  p.fabric.start_capture(path);
+  p.fill_a(11);
+
+  // SEND of 100 bytes into a receive at B.
+  REQUIRE(p.post_recv_b(0, 256, 50) == 0);
+  REQUIRE(p.post(IBV_WR_SEND, 0, 100, 0, 1) == 0);
+  ibv_wc wc = wait_one(*p.cq_a);
+  CHECK(wc.status == IBV_WC_SUCCESS);
+  CHECK(wc.wr_id == 1);
+  wc = wait_one(*p.cq_b);
+  CHECK(wc.status == IBV_WC_SUCCESS);
+  CHECK(wc.opcode == IBV_WC_RECV);
+  CHECK(wc.byte_len == 100);
+  // The receive names its sender by LID and SL, as an IB HCA does.
+  CHECK(wc.slid == p.a.lid());
+  CHECK(wc.sl == 3);
+  CHECK(std::memcmp(p.buf_b.data(), p.buf_a.data(), 100) == 0);
+
+  // WRITE of 3000 bytes at MTU 1024: First, Middle, Last.
+  REQUIRE(p.post(IBV_WR_RDMA_WRITE, 4096, 3000, 8192, 2) == 0);
+  wc = wait_one(*p.cq_a);
+  CHECK(wc.status == IBV_WC_SUCCESS);
+  CHECK(std::memcmp(p.buf_b.data() + 8192, p.buf_a.data() + 4096, 3000) == 0);
+
+  // READ of 2500 bytes back: three response packets.
+  REQUIRE(p.post(IBV_WR_RDMA_READ, 16384, 2500, 8192, 3) == 0);
+  wc = wait_one(*p.cq_a);
+  CHECK(wc.status == IBV_WC_SUCCESS);
+  CHECK(wc.opcode == IBV_WC_RDMA_READ);
+  CHECK(std::memcmp(p.buf_a.data() + 16384, p.buf_b.data() + 8192, 2500) == 0);
+
+  // FETCH_ADD of 1 on 41 at B: B holds 42, A gets 41.
+  const std::uint64_t before = 41;
+  std::memcpy(p.buf_b.data() + 32768, &before, 8);
+  REQUIRE(p.post(IBV_WR_ATOMIC_FETCH_AND_ADD, 40960, 8, 32768, 4) == 0);
+  wc = wait_one(*p.cq_a);
+  CHECK(wc.status == IBV_WC_SUCCESS);
+  CHECK(wc.opcode == IBV_WC_FETCH_ADD);
+  std::uint64_t old = 0;
+  std::uint64_t now = 0;
+  std::memcpy(&old, p.buf_a.data() + 40960, 8);
+  std::memcpy(&now, p.buf_b.data() + 32768, 8);
+  CHECK(old == 41);
+  CHECK(now == 42);
+  p.fabric.stop_capture();
+
+  const std::vector<IbPkt> all = read_ib(path);
+  std::filesystem::remove(path);
+  REQUIRE_FALSE(all.empty());
+  for (const IbPkt& k : all) {
+    CAPTURE(k.opcode);
+    CAPTURE(k.psn);
+    CHECK(k.erf_type == wire::erf::kTypeInfiniband);
+    CHECK_FALSE(k.error);
+    CHECK(k.vcrc_ok);
+    CHECK(k.icrc_ok);
+    CHECK(k.lrh.lnh == wire::ib::Lnh::Local);  // no GRH: the AVs are not global
+    CHECK_FALSE(k.grh.has_value());
+    CHECK(k.lrh.sl == 3);
+    CHECK(k.lrh.vl == 3);
+    CHECK(k.lrh.lver == 0);
+    // The packet on the wire is PktLen words and the VCRC.
+    CHECK(k.wire_bytes == k.lrh.packet_bytes() + wire::ib::kVcrcSize);
+    // Requests from A (LID 1) to B's QP, responses from B (LID 2) to A's.
+    const bool response = wire::find_opcode(k.opcode)->is_response();
+    CHECK(k.lrh.slid == (response ? p.b.lid() : p.a.lid()));
+    CHECK(k.lrh.dlid == (response ? p.a.lid() : p.b.lid()));
+    CHECK(k.dest_qp == (response ? p.qa->qp_num() : p.qb->qp_num()));
+  }
+  // What went on the wire: SEND Only, ACK; WRITE First, Middle, Last, ACK;
+  // READ Request, Response First, Middle, Last; FetchAdd, Atomic ACK.
+  const std::vector<std::uint8_t> want = {0x04, 0x11, 0x06, 0x07, 0x08, 0x11,
+                                          0x0C, 0x0D, 0x0E, 0x0F, 0x14, 0x12};
+  std::vector<std::uint8_t> got;
+  for (const IbPkt& k : all) got.push_back(k.opcode);
+  CHECK(got == want);
+  // PktLen by hand (LRH 8, BTH 12, extension headers, payload, pad, ICRC 4):
+  //   SEND Only 100 bytes: 8 + 12 + 100 + 4 = 124 = 31 words;
+  //   ACK: 8 + 12 + AETH 4 + 4 = 28 = 7 words;
+  //   WRITE First: 8 + 12 + RETH 16 + 1024 + 4 = 1064 = 266 words;
+  //   WRITE Last, 3000 - 2048 = 952 bytes: 8 + 12 + 952 + 4 = 976 = 244;
+  //   READ Request: 8 + 12 + 16 + 4 = 40 = 10; Response Last, 2500 - 2048 =
+  //   452 bytes: 8 + 12 + AETH 4 + 452 + 4 = 480 = 120;
+  //   FetchAdd: 8 + 12 + AtomicETH 28 + 4 = 52 = 13; Atomic ACK: 8 + 12 + 4
+  //   + AtomicAckETH 8 + 4 = 36 = 9.
+  const std::map<std::uint8_t, std::uint16_t> words = {{0x04, 31},  {0x11, 7},  {0x06, 266},
+                                                       {0x08, 244}, {0x0C, 10}, {0x0F, 120},
+                                                       {0x14, 13},  {0x12, 9}};
+  for (const IbPkt& k : all)
+    if (const auto it = words.find(k.opcode); it != words.end()) {
+      CAPTURE(k.opcode);
+      CHECK(k.lrh.pkt_len_words == it->second);
+    }
+}
+
+TEST_CASE("InfiniBand serialisation: the packet and its two delimiters at the link's rate") {
+  // The capture at the sender's port stamps a packet when its first bit
+  // leaves; the three packets of one WRITE leave back to back, so each
+  // starts when the one before it has been serialised:
+  //   WRITE First  8 + 12 + 16 + 1024 + 4 + VCRC 2 = 1066 bytes, + 2 (SDP,
+  //                EGP) = 1068 byte times;
+  //   WRITE Middle 8 + 12 + 1024 + 4 + 2 = 1050, + 2 = 1052.
+  // QDR 1X carries 8 Gb/s of data: one byte per ns, 1068 and 1052 ns.
+  // EDR 4X, 100 Gb/s: 1068 x 8 / 100 = 85.44 and 1052 x 8 / 100 = 84.16,
+  // which the link rounds down to the ns: 85 and 84.
+  struct Case {
+    double rate_bps;
+    sim::Time first_ns;
+    sim::Time middle_ns;
+  };
+  for (const Case& c : {Case{8e9, 1068, 1052}, Case{100e9, 85, 84}}) {
+    CAPTURE(c.rate_bps);
+    PairConfig cfg = ib_pair();
+    cfg.fabric.default_link.rate_bps = c.rate_bps;
+    Pair p(cfg);
+    const auto path = simtest::temp_pcap("ib_timing");
+    p.fabric.start_capture(path);
+    REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 3000, 0, 1) == 0);
+    CHECK(wait_one(*p.cq_a).status == IBV_WC_SUCCESS);
+    p.fabric.stop_capture();
+    const auto all = read_ib(path);
+    std::filesystem::remove(path);
+    const auto first = with_opcode(all, 0x06);
+    const auto middle = with_opcode(all, 0x07);
+    const auto last = with_opcode(all, 0x08);
+    REQUIRE(first.size() == 1);
+    REQUIRE(middle.size() == 1);
+    REQUIRE(last.size() == 1);
+    CHECK(first[0].wire_bytes == 1066);
+    CHECK(middle[0].wire_bytes == 1050);
+    CHECK(first[0].time_ns == 0);  // posted at time 0 on an idle link
+    CHECK(middle[0].time_ns - first[0].time_ns == c.first_ns);
+    CHECK(last[0].time_ns - middle[0].time_ns == c.middle_ns);
+    CHECK(sim::kIbWireOverhead == 2);
+  }
+}
+
+TEST_CASE("a global address vector: LNH 3, a GRH between the ports' fe80:: GIDs") {
+  Pair p(ib_pair(1, true));
+  const auto path = simtest::temp_pcap("ib_global");
+  p.fabric.start_capture(path);
+  REQUIRE(p.post_recv_b(0, 4096, 7) == 0);
+  REQUIRE(p.post(IBV_WR_SEND, 0, 2000, 0, 1) == 0);
+  CHECK(wait_one(*p.cq_a).status == IBV_WC_SUCCESS);
+  CHECK(wait_one(*p.cq_b).status == IBV_WC_SUCCESS);
+  p.fabric.stop_capture();
+  const auto all = read_ib(path);
+  std::filesystem::remove(path);
+  // SEND First (1024), SEND Last (976), ACK.
+  REQUIRE(all.size() == 3);
+  for (const IbPkt& k : all) {
+    CAPTURE(k.opcode);
+    CHECK(k.lrh.lnh == wire::ib::Lnh::Global);
+    REQUIRE(k.grh.has_value());
+    CHECK(k.grh->next_header == wire::ib::kGrhNextHeaderIba);
+    CHECK(k.grh->hop_limit == 64);
+    CHECK(k.lrh.sl == 1);
+    CHECK(k.lrh.vl == 1);
+    CHECK(k.vcrc_ok);
+    CHECK(k.icrc_ok);
+    const bool ack = k.opcode == 0x11;
+    CHECK(same_gid(k.grh->sgid, ack ? p.b.gid(0) : p.a.gid(0)));
+    CHECK(same_gid(k.grh->dgid, ack ? p.a.gid(0) : p.b.gid(0)));
+    // PayLen: BTH through ICRC, PktLen less LRH and GRH.
+    CHECK(k.grh->payload_length == k.lrh.packet_bytes() - 8 - 40);
+  }
+  // SEND First: 8 + 40 + 12 + 1024 + 4 = 1088 = 272 words.
+  CHECK(all[0].lrh.pkt_len_words == 272);
+  // A's GID: MAC 02:00:00:00:00:02, GUID 00 00 00 ff fe 00 00 02.
+  CHECK(same_gid(all[0].grh->sgid, gid_of({0, 0, 0, 0xFF, 0xFE, 0, 0, 2})));
+}
+
+TEST_CASE("UD over InfiniBand: the AH's DLID and SL; a GRH in the buffer only from a global AH") {
+  PairConfig cfg = ib_pair();
+  cfg.type = IBV_QPT_UD;
+  Pair p(cfg);
+  const auto path = simtest::temp_pcap("ib_ud");
+  p.fabric.start_capture(path);
+  for (const bool global : {false, true}) {
+    CAPTURE(global);
+    ibv_ah_attr av{};
+    av.port_num = 1;
+    av.dlid = p.b.lid();
+    av.sl = 5;
+    av.is_global = global ? 1 : 0;
+    av.grh.dgid = p.b.gid(0);
+    av.grh.hop_limit = 1;
+    sim::AddressHandle* ah = p.pd_a->create_ah(av);
+    REQUIRE(ah != nullptr);
+    std::fill(p.buf_b.begin(), p.buf_b.begin() + 40, std::uint8_t{0xEE});
+    REQUIRE(p.post_recv_b(0, 40 + 512, 9) == 0);
+    p.fill_a(global ? 3 : 4);
+    ibv_sge sge{p.mr_a->iova(), 300, p.mr_a->lkey()};
+    ibv_send_wr wr{};
+    wr.wr_id = 1;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = ah->get();
+    wr.wr.ud.remote_qpn = p.qb->qp_num();
+    wr.wr.ud.remote_qkey = 0x11111111;
+    ibv_send_wr* bad = nullptr;
+    REQUIRE(p.qa->post_send(&wr, &bad) == 0);
+    CHECK(wait_one(*p.cq_a).status == IBV_WC_SUCCESS);
+    const ibv_wc wc = wait_one(*p.cq_b);
+    CHECK(wc.status == IBV_WC_SUCCESS);
+    // byte_len counts the 40 bytes kept for the GRH, present or not.
+    CHECK(wc.byte_len == 40 + 300);
+    CHECK(wc.src_qp == p.qa->qp_num());
+    CHECK(wc.slid == p.a.lid());
+    CHECK(wc.sl == 5);
+    CHECK(((wc.wc_flags & IBV_WC_GRH) != 0) == global);
+    CHECK(std::memcmp(p.buf_b.data() + 40, p.buf_a.data(), 300) == 0);
+    if (global) {
+      // The GRH as it came: its source and destination GIDs at 8 and 24.
+      CHECK(std::memcmp(p.buf_b.data() + 8, p.a.gid(0).raw, 16) == 0);
+      CHECK(std::memcmp(p.buf_b.data() + 24, p.b.gid(0).raw, 16) == 0);
+    } else {
+      // Without a GRH the 40 bytes are not written.
+      CHECK(std::all_of(p.buf_b.begin(), p.buf_b.begin() + 40,
+                        [](std::uint8_t b) { return b == 0xEE; }));
+    }
+    CHECK(p.pd_a->destroy_ah(ah) == 0);
+  }
+  p.fabric.stop_capture();
+  const auto all = read_ib(path);
+  std::filesystem::remove(path);
+  REQUIRE(all.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    CHECK(all[i].opcode == 0x64);  // UD SEND Only
+    CHECK(all[i].lrh.dlid == p.b.lid());
+    CHECK(all[i].lrh.slid == p.a.lid());
+    CHECK(all[i].lrh.sl == 5);
+    CHECK(all[i].lrh.vl == 5);
+    CHECK(all[i].vcrc_ok);
+    CHECK(all[i].icrc_ok);
+  }
+  CHECK(all[0].lrh.lnh == wire::ib::Lnh::Local);
+  CHECK(all[1].lrh.lnh == wire::ib::Lnh::Global);
+}
+
+// --- Switches -----------------------------------------------------------------------
+
+namespace {
+
+struct Node {
+  sim::Device* dev = nullptr;
+  std::vector<std::uint8_t> buf;
+  sim::ProtectionDomain* pd = nullptr;
+  sim::MemoryRegion* mr = nullptr;
+  sim::CompletionQueue* cq = nullptr;
+};
+
+struct RcFlow {
+  Node* src;
+  Node* dst;
+  sim::QueuePair* qs;
+  sim::QueuePair* qd;
+};
+
+sim::QueuePair* rc_qp(Node& n) {
+  ibv_qp_init_attr ia{};
+  ia.send_cq = n.cq->get();
+  ia.recv_cq = n.cq->get();
+  ia.qp_type = IBV_QPT_RC;
+  ia.cap.max_send_wr = 64;
+  ia.cap.max_recv_wr = 64;
+  ia.cap.max_send_sge = 1;
+  ia.cap.max_recv_sge = 1;
+  return n.pd->create_qp(ia);
+}
+
+// INIT -> RTR -> RTS towards `peer` by its LID.
+void bring_up(sim::QueuePair& qp, const Node& peer, std::uint32_t dest) {
+  ibv_qp_attr at{};
+  at.qp_state = IBV_QPS_INIT;
+  at.port_num = 1;
+  at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+  REQUIRE(qp.modify(at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+  at = ibv_qp_attr{};
+  at.qp_state = IBV_QPS_RTR;
+  at.path_mtu = IBV_MTU_2048;
+  at.dest_qp_num = dest;
+  at.max_dest_rd_atomic = 1;
+  at.min_rnr_timer = 12;
+  at.ah_attr.dlid = peer.dev->lid();
+  at.ah_attr.port_num = 1;
+  REQUIRE(qp.modify(at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                            IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
+  at = ibv_qp_attr{};
+  at.qp_state = IBV_QPS_RTS;
+  at.timeout = 10;
+  at.retry_cnt = 7;
+  at.rnr_retry = 7;
+  at.max_rd_atomic = 1;
+  REQUIRE(qp.modify(at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                            IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+}
+
+std::vector<std::unique_ptr<Node>> nodes_of(const sim::Topology& t) {
+  std::vector<std::unique_ptr<Node>> out;
+  for (std::size_t i = 0; i < t.hosts.size(); ++i) {
+    auto n = std::make_unique<Node>();
+    n->dev = t.hosts[i];
+    n->buf.assign(1 << 16, 0);
+    for (std::size_t k = 0; k < n->buf.size(); ++k)
+      n->buf[k] = static_cast<std::uint8_t>(i * 37 + k * 11 + (k >> 8));
+    n->pd = n->dev->alloc_pd();
+    n->mr = n->pd->reg_mr_iova(n->buf.data(), n->buf.size(), 0x10000000ULL + (i << 24),
+                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    n->cq = n->dev->create_cq(256);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+RcFlow rc_flow(Node& src, Node& dst) {
+  RcFlow f{&src, &dst, rc_qp(src), rc_qp(dst)};
+  REQUIRE(f.qs != nullptr);
+  REQUIRE(f.qd != nullptr);
+  bring_up(*f.qs, dst, f.qd->qp_num());
+  bring_up(*f.qd, src, f.qs->qp_num());
+  return f;
+}
+
+// A signalled WRITE of `len` bytes from the start of src's buffer to `off`
+// in dst's.
+void rc_write(const RcFlow& f, std::uint64_t off, std::uint32_t len, std::uint64_t id) {
+  ibv_sge sge{f.src->mr->iova(), len, f.src->mr->lkey()};
+  ibv_send_wr wr{};
+  wr.wr_id = id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = f.dst->mr->iova() + off;
+  wr.wr.rdma.rkey = f.dst->mr->rkey();
+  ibv_send_wr* bad = nullptr;
+  REQUIRE(f.qs->post_send(&wr, &bad) == 0);
+}
+
+// Follows the linear forwarding tables from switch `sw` for `dlid`, hop by
+// hop over the ports' peers, to the host it ends at ("" when it does not).
+std::string follow(sim::Fabric& fabric, sim::SwitchId sw, std::uint16_t dlid) {
+  std::map<std::string, sim::SwitchId> by_name;
+  for (std::uint32_t i = 0; i < fabric.switch_count(); ++i)
+    by_name[fabric.switch_config(sim::SwitchId{i}).name] = sim::SwitchId{i};
+  for (std::size_t hops = 0; hops < 8; ++hops) {
+    const auto port = fabric.lft_port(sw, dlid);
+    if (!port) return "";
+    const std::string peer = fabric.switch_port_stats(sw, *port).peer;
+    const auto colon = peer.find(':');
+    if (colon == std::string::npos) return peer;  // a host
+    sw = by_name.at(peer.substr(0, colon));
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("leaf-spine over InfiniBand: every switch forwards by DLID to the LID's host") {
+  sim::Fabric fabric(ib_fabric());
+  sim::TopologySpec spec = *sim::TopologySpec::parse("leaf-spine:2x2x2");
+  spec.host_link.rate_bps = spec.fabric_link.rate_bps = 100e9;
+  const sim::Topology t = sim::build_topology(fabric, spec);
+  REQUIRE(t.hosts.size() == 4);
+  // The tables: from every switch, every LID leads to its host. Hosts h0..h3
+  // joined in that order: LIDs 1..4.
+  for (std::size_t i = 0; i < t.hosts.size(); ++i) CHECK(t.hosts[i]->lid() == i + 1);
+  for (const sim::SwitchId sw : t.switches)
+    for (const sim::Device* h : t.hosts) {
+      CAPTURE(fabric.switch_config(sw).name);
+      CAPTURE(h->name());
+      CHECK(follow(fabric, sw, h->lid()) == h->name());
+    }
+  CHECK_FALSE(fabric.lft_port(t.switches[0], 5).has_value());  // no host has LID 5
+  // Leaf 0's ports: spine0, spine1 (the uplinks first), then h0, h1. The
+  // remote LIDs 3 and 4 take different spines: the uplink DLID mod 2.
+  CHECK(fabric.lft_port(t.switches[0], 3) == 1);
+  CHECK(fabric.lft_port(t.switches[0], 4) == 0);
+  CHECK(fabric.lft_port(t.switches[0], 1) == 2);
+  CHECK(fabric.lft_port(t.switches[0], 2) == 3);
+
+  // Traffic: every host WRITEs to another, across the spines and within a
+  // leaf; port captures on leaf 0's host ports see only frames to or from
+  // their host.
+  auto nodes = nodes_of(t);
+  const std::vector<std::pair<std::size_t, std::size_t>> pairs = {
+      {0, 2}, {1, 3}, {2, 1}, {3, 0}, {0, 1}};
+  std::vector<RcFlow> flows;
+  for (const auto& [s, d] : pairs) flows.push_back(rc_flow(*nodes[s], *nodes[d]));
+  const auto cap0 = simtest::temp_pcap("ib_leaf_h0");
+  const auto cap1 = simtest::temp_pcap("ib_leaf_h1");
+  fabric.start_port_capture(t.switches[0], 2, cap0);
+  fabric.start_port_capture(t.switches[0], 3, cap1);
+  for (std::size_t i = 0; i < flows.size(); ++i) rc_write(flows[i], (i + 1) * 8192, 6000, i);
+  for (const RcFlow& f : flows) CHECK(wait_one(*f.src->cq).status == IBV_WC_SUCCESS);
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    CAPTURE(i);
+    CHECK(std::memcmp(flows[i].dst->buf.data() + (i + 1) * 8192, flows[i].src->buf.data(), 6000) ==
+          0);
+  }
+  fabric.stop_port_capture(t.switches[0], 2);
+  fabric.stop_port_capture(t.switches[0], 3);
+  CHECK(fabric.stats().packets_dropped == 0);
+  CHECK(fabric.stats().wrong_dlid == 0);
+  CHECK(fabric.stats().bad_vcrc == 0);
+  CHECK(fabric.stats().switch_hops > 0);
+  for (const auto& [path, lid] : {std::pair{cap0, 1}, std::pair{cap1, 2}}) {
+    const auto all = read_ib(path);
+    std::filesystem::remove(path);
+    CHECK_FALSE(all.empty());
+    std::size_t to_host = 0;
+    for (const IbPkt& k : all) {
+      CHECK(k.vcrc_ok);
+      CHECK((k.lrh.dlid == lid) != (k.lrh.slid == lid));
+      to_host += k.lrh.dlid == lid ? 1 : 0;
+    }
+    CHECK(to_host > 0);
+  }
+}
+
+// --- Bit errors ---------------------------------------------------------------------
+
+TEST_CASE(
+    "a flipped bit on an InfiniBand link: the VCRC catches it, the receiver drops and counts") {
+  SUBCASE("back to back: the destination's port drops it") {
+    PairConfig cfg = ib_pair();
+    cfg.fabric.capture_point = sim::CapturePoint::ReceiverPort;
+    Pair p(cfg);
+    // The second packet of a 3000-byte WRITE (PSN 1) travels with one bit
+    // flipped; the responder NAKs PSN 2 (sequence error), the requester
+    // sends 1 and 2 again.
+    p.fabric.link(p.a, p.b).corruptions.push_back(sim::DropRule::psn(1));
+    const auto path = simtest::temp_pcap("ib_flip");
+    p.fabric.start_capture(path);
+    p.fill_a(5);
+    REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 3000, 0, 1) == 0);
+    CHECK(wait_one(*p.cq_a).status == IBV_WC_SUCCESS);
+    CHECK(std::memcmp(p.buf_b.data(), p.buf_a.data(), 3000) == 0);
+    p.fabric.stop_capture();
+    CHECK(p.fabric.stats().packets_corrupted == 1);
+    CHECK(p.fabric.stats().bad_vcrc == 1);
+    CHECK(p.fabric.stats().bad_icrc == 0);  // the link layer dropped it first
+    CHECK(p.qa->stats().naks_received == 1);
+    // The receiving port's capture shows the damaged packet as it arrived:
+    // both CRCs fail on it, and on nothing else.
+    const auto all = read_ib(path);
+    std::filesystem::remove(path);
+    std::size_t bad = 0;
+    for (const IbPkt& k : all) {
+      CHECK(k.vcrc_ok == k.icrc_ok);
+      if (!k.vcrc_ok) {
+        ++bad;
+        CHECK(k.psn == 1);
+        CHECK(k.opcode == 0x07);
+      }
+    }
+    CHECK(bad == 1);
+  }
+  SUBCASE("through a switch: the switch's port drops it") {
+    sim::Fabric fabric(ib_fabric());
+    const sim::Topology t = sim::build_topology(fabric, *sim::TopologySpec::parse("star:2"));
+    auto nodes = nodes_of(t);
+    const RcFlow f = rc_flow(*nodes[0], *nodes[1]);
+    // On a switched fabric a host's link is its port to the switch.
+    fabric.link(*t.hosts[0], *t.hosts[1]).corruptions.push_back(sim::DropRule::psn(0));
+    rc_write(f, 0, 1000, 1);
+    CHECK(wait_one(*nodes[0]->cq).status == IBV_WC_SUCCESS);
+    CHECK(std::memcmp(nodes[1]->buf.data(), nodes[0]->buf.data(), 1000) == 0);
+    CHECK(fabric.stats().packets_corrupted == 1);
+    CHECK(fabric.stats().bad_vcrc == 1);
+    CHECK(fabric.stats().bad_icrc == 0);
+    CHECK(f.qs->stats().timeouts == 1);  // the only packet lost: the ACK timer resends it
+  }
+}
+
+// --- Refused --------------------------------------------------------------------------
+
+TEST_CASE("PFC, ECN marking, DCQCN and adaptive routing are refused on InfiniBand") {
+  const auto refused = [](const std::invalid_argument& e) {
+    return std::string(e.what()).find("InfiniBand") != std::string::npos;
+  };
+  {
+    sim::FabricConfig fc = ib_fabric();
+    fc.dcqcn = sim::DcqcnParams{};
+    try {
+      sim::Fabric f(fc);
+      FAIL("DCQCN accepted");
+    } catch (const std::invalid_argument& e) {
+      CHECK(refused(e));
+      CHECK(std::string(e.what()).find("DCQCN") != std::string::npos);
+    }
+  }
+  sim::Fabric fabric(ib_fabric());
+  sim::SwitchConfig pfc;
+  pfc.pfc[3].enabled = true;
+  CHECK_THROWS_AS(fabric.add_switch(pfc), std::invalid_argument);
+  sim::SwitchConfig ecn;
+  ecn.ecn[3].enabled = true;
+  CHECK_THROWS_AS(fabric.add_switch(ecn), std::invalid_argument);
+  sim::SwitchConfig ar;
+  ar.routing = sim::Routing::Adaptive;
+  CHECK_THROWS_AS(fabric.add_switch(ar), std::invalid_argument);
+  try {
+    (void)fabric.add_switch(pfc);
+  } catch (const std::invalid_argument& e) {
+    CHECK(refused(e));
+    CHECK(std::string(e.what()).find("PFC") != std::string::npos);
+  }
+  CHECK(fabric.switch_count() == 0);
+  CHECK_NOTHROW(fabric.add_switch(sim::SwitchConfig{}));
+  sim::HostConfig storm;
+  storm.name = "s";
+  storm.pfc_storm.enabled = true;
+  CHECK_THROWS_AS(fabric.add_host(storm), std::invalid_argument);
+  // A link's CE-marking rules, set at any time, are refused at the first
+  // packet they would see.
+  {
+    Pair p(ib_pair());
+    p.fabric.link(p.a, p.b).ce_marks.push_back(sim::DropRule::nth(1));
+    CHECK_THROWS_AS((void)p.post(IBV_WR_RDMA_WRITE, 0, 64, 0, 1), std::invalid_argument);
+  }
+  // On Ethernet, all of it as before.
+  sim::FabricConfig eth;
+  eth.dcqcn = sim::DcqcnParams{};
+  sim::Fabric e(eth);
+  CHECK_NOTHROW(e.add_switch(pfc));
+  CHECK_NOTHROW(e.add_switch(ecn));
+  CHECK_NOTHROW(e.add_switch(ar));
+}
+
+// --- tshark ---------------------------------------------------------------------------
+
+namespace {
+
+std::string run_command(const std::string& cmd) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
+  if (!pipe) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, n);
+  return out;
+}
+
+std::vector<std::vector<std::string>> split_lines(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::size_t at = 0;
+    for (std::size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
+      cells.push_back(line.substr(at, tab - at));
+    cells.push_back(line.substr(at));
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+// tshark's fields for every packet of `path`, and the frames it finds
+// malformed or with expert information.
+struct Tshark {
+  std::vector<std::vector<std::string>> rows;
+  std::string bad;
+};
+
+Tshark tshark_read(const std::string& path) {
+  const std::string tshark = std::string("'") + (kTshark != nullptr ? kTshark : "tshark") + "'";
+  Tshark t;
+  t.rows = split_lines(run_command(
+      tshark + " -n -r '" + path +
+      "' -T fields -e frame.time_epoch -e erf.types.type -e infiniband.lrh.dlid"
+      " -e infiniband.lrh.slid -e infiniband.lrh.sl -e infiniband.lrh.vl -e infiniband.lrh.lnh"
+      " -e infiniband.lrh.pktlen -e infiniband.bth.opcode -e infiniband.bth.destqp"
+      " -e infiniband.bth.psn -e infiniband.grh.sgid -e infiniband.grh.dgid 2>/dev/null"));
+  t.bad = run_command(tshark + " -n -r '" + path +
+                      "' -Y '_ws.malformed || _ws.expert' -T fields -e frame.number 2>/dev/null");
+  return t;
+}
+
+// The GID as tshark prints an IPv6-style address: fe80::ff:fe00:2.
+std::string gid_text(const std::array<std::uint8_t, 16>& g) {
+  std::array<std::uint8_t, 16> b = g;
+  return wire::IpAddress::from_v6(b).to_string();
+}
+
+}  // namespace
+
+TEST_CASE("tshark reads the simulator's InfiniBand captures as the simulator sent them" *
+          doctest::skip(kTshark == nullptr)) {
+  for (const bool global : {false, true}) {
+    CAPTURE(global);
+    Pair p(ib_pair(2, global));
+    const auto path = simtest::temp_pcap(global ? "ib_tshark_g" : "ib_tshark");
+    p.fabric.start_capture(path);
+    p.fill_a(9);
+    REQUIRE(p.post_recv_b(0, 4096, 1) == 0);
+    REQUIRE(p.post(IBV_WR_SEND, 0, 1500, 0, 1) == 0);
+    REQUIRE(p.post(IBV_WR_RDMA_WRITE, 0, 2100, 8192, 2) == 0);
+    REQUIRE(p.post(IBV_WR_RDMA_READ, 16384, 1200, 8192, 3) == 0);
+    REQUIRE(p.post(IBV_WR_ATOMIC_CMP_AND_SWP, 40960, 8, 32768, 4) == 0);
+    for (int i = 0; i < 4; ++i) CHECK(wait_one(*p.cq_a).status == IBV_WC_SUCCESS);
+    p.fabric.stop_capture();
+    const auto sent = read_ib(path);
+    const Tshark t = tshark_read(path);
+    std::filesystem::remove(path);
+    REQUIRE(t.rows.size() == sent.size());
+    CHECK(sent.size() >= 12);
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      CAPTURE(i);
+      const IbPkt& k = sent[i];
+      const auto& r = t.rows[i];
+      REQUIRE(r.size() == 13);
+      const auto num = [&](std::size_t c) { return std::stoull(r[c], nullptr, 0); };
+      char when[32];
+      std::snprintf(when, sizeof when, "%lld.%09lld",
+                    static_cast<long long>(k.time_ns / 1000000000),
+                    static_cast<long long>(k.time_ns % 1000000000));
+      CHECK(r[0] == when);
+      CHECK(num(1) == wire::erf::kTypeInfiniband);
+      CHECK(num(2) == k.lrh.dlid);
+      CHECK(num(3) == k.lrh.slid);
+      CHECK(num(4) == k.lrh.sl);
+      CHECK(num(5) == k.lrh.vl);
+      CHECK(num(6) == static_cast<unsigned>(k.lrh.lnh));
+      CHECK(num(7) == k.lrh.pkt_len_words);
+      CHECK(num(8) == k.opcode);
+      CHECK(num(9) == k.dest_qp);
+      CHECK(num(10) == k.psn);
+      // And what the simulator was asked for.
+      CHECK(num(4) == 2);
+      CHECK(num(5) == 2);
+      CHECK(num(6) == (global ? 3u : 2u));
+      CHECK((num(3) == p.a.lid() || num(3) == p.b.lid()));
+      CHECK(num(2) + num(3) == p.a.lid() + p.b.lid());
+      if (global) {
+        REQUIRE(k.grh.has_value());
+        CHECK(r[11] == gid_text(k.grh->sgid));
+        CHECK(r[12] == gid_text(k.grh->dgid));
+      } else {
+        CHECK(r[11].empty());
+      }
+    }
+    CHECK(t.bad.empty());
+  }
+}
