@@ -216,8 +216,8 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
            kXoffBytes / 1024, d.headroom_bytes / 1024, d.dcqcn.ecn.kmin_bytes / 1000,
            d.dcqcn.ecn.kmax_bytes / 1000, d.dcqcn.ecn.pmax, d.dcqcn_xoff_bytes / 1000,
            tr(o.dcqcn == "mlx5"          ? M("preset.mlx5")
-              : o.dcqcn == "dcqcn-paper" ? M("preset.dcqcn-paper")
-                                         : M("preset.hpcc-dcqcn"))));
+              : o.dcqcn == "dcqcn-paper" ? M("preset.dcqcn_paper")
+                                         : M("preset.hpcc_dcqcn"))));
   const sim::Time t0 = f->now();
   // When the bottleneck queue peaked (the counters keep only how high).
   std::uint64_t peak = 0;
@@ -412,7 +412,7 @@ std::string table(const RunResult& r, const Derived& d) {
     std::string seq;
     for (const Recovery& x : r.recoveries.front())
       seq += fmt::format("{}{:.2f}", seq.empty() ? "" : ", ", static_cast<double>(x.to_bps) / 1e9);
-    row(tr(M("row.recoveries")), tr(M("val.recoveries"), seq));
+    row(tr(M("row.recoveries")), seq + " Gb/s");
   }
   t.pop_back();
   return t;

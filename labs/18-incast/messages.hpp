@@ -35,7 +35,7 @@ inline constexpr std::array kCatalog{
             "the dcqcn run's parameters: hpcc-dcqcn (the reference code's, scaled to --rate), mlx5 "
             "(the NIC firmware's defaults) or dcqcn-paper (Zhu et al., SIGCOMM 2015)",
             "dcqcn 这一轮使用的参数：hpcc-dcqcn（参考代码的参数，按 --rate 缩放）、mlx5（网卡固件"
-            "的默认值）或 dcqcn-paper（Zhu 等人，SIGCOMM 2015）"},
+            "的默认值）或 dcqcn-paper（DCQCN 论文，SIGCOMM 2015）"},
     Message{"needs_sim",
             "lab 18 runs on the simulator only: it needs a switch with PFC and ECN that the lab "
             "configures (use --backend sim or auto)",
@@ -104,13 +104,13 @@ inline constexpr std::array kCatalog{
             "ECN + DCQCN，参数采用{6}：Kmin {2} KB、Kmax {3} KB、Pmax {4}。交换机打上 CE 标记，"
             "接收端网卡发送 CNP，发送端网卡随之降速。PFC 仍然开启，XOFF 设为 {5} KB，高于 "
             "Kmax：ECN 必须先于 PFC 起作用。"},
-    Message{"preset.hpcc-dcqcn", "the reference code's parameters (hpcc-dcqcn, scaled to the link)",
+    Message{"preset.hpcc_dcqcn", "the reference code's parameters (hpcc-dcqcn, scaled to the link)",
             "参考代码的取值（hpcc-dcqcn，按链路速率缩放）"},
     Message{"preset.mlx5",
             "the mlx5 firmware's defaults (mlx5; the switch's thresholds are the reference code's "
             "at 25 Gb/s)",
             "网卡 mlx5 固件的默认值（mlx5；交换机的阈值取参考代码在 25 Gb/s 下的值）"},
-    Message{"preset.dcqcn-paper", "the paper's parameters (dcqcn-paper, a 40 Gb/s testbed)",
+    Message{"preset.dcqcn_paper", "the paper's parameters (dcqcn-paper, a 40 Gb/s testbed)",
             "论文的取值（dcqcn-paper，来自 40 Gb/s 的实验平台）"},
     Message{"every_sender", "every sender and victim", "每个发送端和受害流"},
     Message{"row.goodput", "goodput", "有效吞吐"},
@@ -164,7 +164,6 @@ inline constexpr std::array kCatalog{
             "{0:.2f} .. {1:.2f} -> {2:.2f} .. {3:.2f} Gb/s, at {4:.1f} .. {5:.1f} µs",
             "{0:.2f} .. {1:.2f} -> {2:.2f} .. {3:.2f} Gb/s，在 {4:.1f} .. {5:.1f} µs"},
     Message{"row.recoveries", "recoveries of sender 0", "发送端 0 的各次恢复"},
-    Message{"val.recoveries", "{} Gb/s", "{} Gb/s"},
     Message{
         "check.first_recovery",
         "no target clamp before the first increase: every sender's first recovery goes half way "
