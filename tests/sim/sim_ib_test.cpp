@@ -17,8 +17,12 @@
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/dissect/analyzer.hpp"
+#include "rdmalab/sim/cm.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/topology.hpp"
+#include "rdmalab/verbs/sim_backend.hpp"
+#include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/erf.hpp"
 #include "rdmalab/wire/icrc.hpp"
 #include "rdmalab/wire/opcode.hpp"
@@ -609,6 +613,10 @@ TEST_CASE("leaf-spine over InfiniBand: every switch forwards by DLID to the LID'
       CHECK(follow(fabric, sw, h->lid()) == h->name());
     }
   CHECK_FALSE(fabric.lft_port(t.switches[0], 5).has_value());  // no host has LID 5
+  // No flow hashing on InfiniBand.
+  CHECK_FALSE(
+      fabric.ecmp_port(t.switches[0], t.hosts[0]->config().ip, t.hosts[3]->config().ip, 0xC000)
+          .has_value());
   // Leaf 0's ports: spine0, spine1 (the uplinks first), then h0, h1. The
   // remote LIDs 3 and 4 take different spines: the uplink DLID mod 2.
   CHECK(fabric.lft_port(t.switches[0], 3) == 1);
@@ -879,5 +887,235 @@ TEST_CASE("tshark reads the simulator's InfiniBand captures as the simulator sen
       }
     }
     CHECK(t.bad.empty());
+  }
+}
+
+// --- The CM over InfiniBand -------------------------------------------------------------
+
+namespace {
+
+struct CmHost {
+  sim::Device* dev;
+  sim::ProtectionDomain* pd = nullptr;
+  sim::CompletionQueue* cq = nullptr;
+  sim::QueuePair* qp = nullptr;
+  std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1024);
+  sim::MemoryRegion* mr = nullptr;
+
+  explicit CmHost(sim::Device& d) : dev(&d) {
+    pd = d.alloc_pd();
+    cq = d.create_cq(16);
+    ibv_qp_init_attr ia{};
+    ia.qp_type = IBV_QPT_RC;
+    ia.send_cq = cq->get();
+    ia.recv_cq = cq->get();
+    ia.cap.max_send_wr = 4;
+    ia.cap.max_recv_wr = 4;
+    ia.cap.max_send_sge = 1;
+    ia.cap.max_recv_sge = 1;
+    qp = pd->create_qp(ia);
+    mr = pd->reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  }
+  void to_rts(const sim::cm::Id& id) {
+    for (ibv_qp_state s : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
+      ibv_qp_attr a{};
+      a.qp_state = s;
+      int mask = 0;
+      REQUIRE(id.init_qp_attr(a, mask) == 0);
+      if (s == IBV_QPS_RTR) {
+        // The path inside the subnet: the peer's LID, no GRH.
+        CHECK(a.ah_attr.is_global == 0);
+        CHECK(a.ah_attr.sl == 0);
+      }
+      REQUIRE(qp->modify(a, mask) == 0);
+    }
+  }
+};
+
+std::optional<sim::cm::Event> next_event(sim::cm::EventChannel& ch, sim::cm::EventType t) {
+  auto e = ch.get_event();
+  REQUIRE(e.has_value());
+  CHECK(e->type == t);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("the CM over InfiniBand: IPoIB addresses, MADs to QP 1 by LID, a path of LIDs") {
+  const auto path = simtest::temp_pcap("ib_cm");
+  sim::Fabric fabric(ib_fabric());
+  sim::HostConfig h0{"sim0", {2, 0, 0, 0, 0, 1}, *wire::IpAddress::parse("10.99.0.1")};
+  sim::HostConfig h1{"sim1", {2, 0, 0, 0, 0, 2}, *wire::IpAddress::parse("10.99.0.2")};
+  sim::Device& d0 = fabric.add_host(h0);  // LID 1
+  sim::Device& d1 = fabric.add_host(h1);  // LID 2
+  fabric.start_capture(path);
+  sim::cm::Manager cm(fabric, {&d0, &d1});
+  auto* pch = cm.create_event_channel();
+  auto* ach = cm.create_event_channel();
+  sim::cm::Id* listener = pch->create_id();
+  REQUIRE(listener->listen(h0.ip, 7471) == 0);
+  sim::cm::Id* active = ach->create_id();
+  REQUIRE(active->resolve_addr(std::nullopt, h0.ip, 7471) == 0);
+  next_event(*ach, sim::cm::EventType::AddrResolved);
+  CHECK(active->device() == &d1);
+  REQUIRE(active->resolve_route() == 0);
+  next_event(*ach, sim::cm::EventType::RouteResolved);
+  CmHost a(d1);
+  CmHost p(d0);
+  sim::cm::ConnParam offer;
+  offer.qp_num = a.qp->qp_num();
+  REQUIRE(active->connect(offer) == 0);
+  auto req = next_event(*pch, sim::cm::EventType::ConnectRequest);
+  REQUIRE(req->id != nullptr);
+  p.to_rts(*req->id);
+  sim::cm::ConnParam answer;
+  answer.qp_num = p.qp->qp_num();
+  REQUIRE(req->id->accept(answer) == 0);
+  next_event(*ach, sim::cm::EventType::ConnectResponse);
+  a.to_rts(*active);
+  REQUIRE(active->establish() == 0);
+  next_event(*pch, sim::cm::EventType::Established);
+  for (auto [from, to] : {std::pair{&a, &p}, std::pair{&p, &a}}) {
+    std::fill(from->buf.begin(), from->buf.begin() + 64, std::uint8_t{0x5A});
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(from->buf.data()), 64, from->mr->lkey()};
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(to->buf.data());
+    wr.wr.rdma.rkey = to->mr->rkey();
+    ibv_send_wr* bad = nullptr;
+    REQUIRE(from->qp->post_send(&wr, &bad) == 0);
+    ibv_wc wc{};
+    REQUIRE(from->cq->poll(1, &wc) == 1);
+    CHECK(wc.status == IBV_WC_SUCCESS);
+    CHECK(to->buf[63] == 0x5A);
+  }
+  REQUIRE(active->disconnect() == 0);
+  next_event(*pch, sim::cm::EventType::Disconnected);
+  REQUIRE(req->id->disconnect() == 0);
+  next_event(*ach, sim::cm::EventType::Disconnected);
+  // Nobody listens on 7999: the REJ finds its way back by the REQ's LID.
+  sim::cm::Id* lost = ach->create_id();
+  REQUIRE(lost->resolve_addr(std::nullopt, h0.ip, 7999) == 0);
+  next_event(*ach, sim::cm::EventType::AddrResolved);
+  REQUIRE(lost->resolve_route() == 0);
+  next_event(*ach, sim::cm::EventType::RouteResolved);
+  offer.qp_num = 0x99;
+  REQUIRE(lost->connect(offer) == 0);
+  auto rej = next_event(*ach, sim::cm::EventType::Rejected);
+  CHECK(rej->status == wire::cm::kRejInvalidServiceId);
+  fabric.stop_capture();
+
+  // Every packet native IB and whole; the MADs UD SEND Only between the
+  // QPs 1 by LID, without a GRH; the REQ's path in LIDs and fe80:: GIDs.
+  capture::PcapReader reader(path);
+  capture::Packet pk;
+  std::vector<std::string> mads;
+  std::size_t data = 0;
+  while (reader.next(pk)) {
+    const wire::Frame f = wire::decode_frame(pk.data, wire::LinkType::Erf, pk.original_length);
+    REQUIRE(f.roce == wire::RoceVersion::NativeIb);
+    REQUIRE(f.ib.has_value());
+    CHECK_FALSE(f.error.has_value());
+    CHECK(f.lrh->lnh == wire::ib::Lnh::Local);
+    CHECK(wire::check_vcrc(f, pk.data)->ok());
+    CHECK(wire::check_icrc(f, pk.data)->ok());
+    CHECK(f.lrh->dlid + f.lrh->slid == 3);  // between LIDs 1 and 2
+    if (f.ib->bth.dest_qp != wire::cm::kGsiQpn) {
+      ++data;
+      continue;
+    }
+    CHECK(f.ib->bth.opcode == 0x64);
+    REQUIRE(f.ib->deth.has_value());
+    CHECK(f.ib->deth->qkey == wire::cm::kGsiQkey);
+    CHECK(f.ib->deth->src_qp == wire::cm::kGsiQpn);
+    CHECK(f.lrh->vl == 0);  // a data VL: only subnet management uses VL 15
+    const auto mad = wire::cm::decode(f.ib->payload);
+    REQUIRE(mad.has_value());
+    mads.emplace_back(wire::cm::attr_name(wire::cm::attr_of(*mad)));
+    if (const auto* r = std::get_if<wire::cm::Req>(&*mad)) {
+      CHECK(f.lrh->slid == d1.lid());
+      CHECK(r->local_lid == d1.lid());
+      CHECK(r->remote_lid == d0.lid());
+      CHECK(std::memcmp(r->local_gid.raw, d1.gid(0).raw, 16) == 0);
+      CHECK(std::memcmp(r->remote_gid.raw, d0.gid(0).raw, 16) == 0);
+      CHECK(r->subnet_local == 1);
+      CHECK(r->hop_limit == 0);
+      CHECK(r->ca_guid == d1.port_guid());
+    }
+  }
+  CHECK(mads == std::vector<std::string>{"REQ", "REP", "RTU", "DREQ", "DREP", "REQ", "REJ"});
+  CHECK(data == 4);  // a WRITE and its ACK each way
+
+  // rdmapcap's analyser links the handshake to the connection's first
+  // packets: each side's first PSN as the other announced.
+  {
+    capture::PcapReader r2(path);
+    dissect::Analyzer analyzer;
+    dissect::PacketRecord rec;
+    std::vector<dissect::Event> linked;
+    while (r2.next(pk)) {
+      dissect::decode_record(pk.data, pk.original_length, *r2.link_type(), pk.frame, pk.time_ns,
+                             rec);
+      analyzer.feed(rec);
+      CHECK_FALSE(rec.malformed());
+      for (const auto& e : rec.events)
+        if (e.type == dissect::EventType::CmLinked) linked.push_back(e);
+    }
+    REQUIRE(linked.size() == 2);
+    for (const auto& e : linked) CHECK(e.value == e.psn);
+  }
+
+  if (kTshark != nullptr) {
+    // tshark reads the CM's MADs in the IB capture: the REQ's path as sent.
+    const std::string tshark = std::string("'") + kTshark + "'";
+    const std::string req_fields =
+        run_command(tshark + " -n -r '" + path +
+                    "' -Y infiniband.cm.req -T fields -e infiniband.cm.req.prim_locallid"
+                    " -e infiniband.cm.req.prim_remotelid -e infiniband.cm.req.prim_subnetlocal"
+                    " -e infiniband.cm.req.prim_sl 2>/dev/null");
+    const auto rows = split_lines(req_fields);
+    REQUIRE(rows.size() == 2);
+    for (const auto& r : rows) {
+      REQUIRE(r.size() == 4);
+      CHECK(std::stoul(r[0], nullptr, 0) == d1.lid());
+      CHECK(std::stoul(r[1], nullptr, 0) == d0.lid());
+      CHECK(std::stoul(r[2], nullptr, 0) == 1);
+      CHECK(std::stoul(r[3], nullptr, 0) == 0);
+    }
+    CHECK(run_command(tshark + " -n -r '" + path +
+                      "' -Y '_ws.malformed || _ws.expert' -T fields -e frame.number"
+                      " 2>/dev/null")
+              .empty());
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the verbs backend on an InfiniBand simulation: the port, its LIDs and its IB GID") {
+  verbs::SimBackendOptions o;
+  o.fabric.link_layer = wire::LinkLayer::Infiniband;
+  auto backend = verbs::make_sim_backend(o);
+  // sim0 and sim1 joined in that order: LIDs 1 and 2, the SM on sim0.
+  for (const auto& [name, lid] : {std::pair{"sim0", 1}, std::pair{"sim1", 2}}) {
+    CAPTURE(name);
+    const auto ctx = backend->open(name);
+    CHECK(ctx->info().transport == "simulated InfiniBand");
+    const verbs::PortInfo port = ctx->query_port(1);
+    CHECK(port.state == IBV_PORT_ACTIVE);
+    CHECK(port.link_layer == IBV_LINK_LAYER_INFINIBAND);
+    CHECK(port.lid == lid);
+    CHECK(port.sm_lid == 1);
+    CHECK(port.lmc == 0);
+    CHECK(port.phys_state == 5);  // LinkUp
+    const auto gids = ctx->gid_table(1);
+    REQUIRE(gids.size() == 1);
+    CHECK(gids[0].type == verbs::GidType::IB);
+    CHECK(gids[0].netdev.empty());
+    const sim::Device* dev = backend->device(name);
+    REQUIRE(dev != nullptr);
+    CHECK(std::memcmp(gids[0].gid.raw, dev->gid(0).raw, 16) == 0);
+    CHECK(gids[0].to_string().rfind("fe80::", 0) == 0);
   }
 }

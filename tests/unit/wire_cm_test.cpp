@@ -102,6 +102,8 @@ TEST_CASE("every message reads back as it was written") {
     req.remote_gid.raw[i] = static_cast<std::uint8_t>(0xF0 | i);
   }
   req.hop_limit = 17;
+  req.sl = 0xA;
+  req.subnet_local = 1;
   req.local_ack_timeout = 14;
   req.ip = {0xC123, 0x0A000002, 0x0A000001};
   req.private_data = kPrivate;
@@ -124,6 +126,10 @@ TEST_CASE("every message reads back as it was written") {
   CHECK(std::memcmp(r.local_gid.raw, req.local_gid.raw, 16) == 0);
   CHECK(std::memcmp(r.remote_gid.raw, req.remote_gid.raw, 16) == 0);
   CHECK(r.hop_limit == req.hop_limit);
+  CHECK(r.sl == req.sl);
+  CHECK(r.subnet_local == req.subnet_local);
+  // Byte 94 of the message: SL (7:4), subnet local (3), reserved.
+  CHECK(mad[24 + 94] == 0xA8);
   CHECK(r.local_ack_timeout == req.local_ack_timeout);
   CHECK(r.ip.src_port == req.ip.src_port);
   CHECK(r.ip.src_ip == req.ip.src_ip);

@@ -175,7 +175,8 @@ Manager::Agent* Manager::agent(Device& d) {
   return agents_.back().get();
 }
 
-void Manager::send_to(Device& from, const ibv_gid& to, const wire::cm::Mad& mad) {
+void Manager::send_to(Device& from, const ibv_gid& to, std::uint16_t to_lid,
+                      const wire::cm::Mad& mad) {
   Agent* a = agent(from);
   if (a == nullptr) return;
   AddressHandle* ah = nullptr;
@@ -183,11 +184,16 @@ void Manager::send_to(Device& from, const ibv_gid& to, const wire::cm::Mad& mad)
     if (std::memcmp(gid.raw, to.raw, sizeof gid.raw) == 0) ah = h;
   if (ah == nullptr) {
     ibv_ah_attr attr{};
-    attr.is_global = 1;
-    attr.grh.dgid = to;
-    attr.grh.sgid_index = 0;
-    attr.grh.hop_limit = 64;
     attr.port_num = 1;
+    if (infiniband()) {
+      // Inside the subnet: by LID, no GRH, SL 0.
+      attr.dlid = to_lid;
+    } else {
+      attr.is_global = 1;
+      attr.grh.dgid = to;
+      attr.grh.sgid_index = 0;
+      attr.grh.hop_limit = 64;
+    }
     ah = a->pd->create_ah(attr);
     if (ah == nullptr) return;  // no host has that GID: the MAD goes nowhere
     a->ahs.emplace_back(to, ah);
@@ -211,7 +217,11 @@ void Manager::send_to(Device& from, const ibv_gid& to, const wire::cm::Mad& mad)
 }
 
 void Manager::send(Id& from, const wire::cm::Mad& mad) {
-  send_to(*from.device_, from.remote_gid_, mad);
+  send_to(*from.device_, from.remote_gid_, from.remote_lid_, mad);
+}
+
+bool Manager::infiniband() const noexcept {
+  return fabric_->config().link_layer == wire::LinkLayer::Infiniband;
 }
 
 Id* Manager::find(Device& d, std::uint32_t local_comm_id) const {
@@ -249,7 +259,8 @@ Msg Id::offer(const ConnParam& p) {
   Msg m;
   m.transaction_id = tid_;
   m.local_comm_id = local_comm_id_;
-  m.ca_guid = ca_guid(local_ip_);
+  // InfiniBand: the HCA's node GUID (here its port's).
+  m.ca_guid = manager_->infiniband() ? device_->port_guid() : ca_guid(local_ip_);
   m.qpn = qpn_;
   m.starting_psn = rq_psn_;
   m.responder_resources = p.responder_resources;
@@ -300,7 +311,7 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
             id->port_ == (m.service_id & 0xFFFF))
           listener = id.get();
       if (listener == nullptr) {
-        send_to(d, m.local_gid,
+        send_to(d, m.local_gid, m.local_lid,
                 wire::cm::encode(wire::cm::Rej{.transaction_id = m.transaction_id,
                                                .local_comm_id = 0,
                                                .remote_comm_id = m.local_comm_id,
@@ -318,6 +329,11 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
                                                  static_cast<std::uint8_t>(m.ip.src_ip >> 8),
                                                  static_cast<std::uint8_t>(m.ip.src_ip)});
       id->remote_gid_ = m.local_gid;
+      if (infiniband()) {
+        // The path the REQ carries, seen from this side.
+        id->remote_lid_ = m.local_lid;
+        id->sl_ = m.sl;
+      }
       id->port_ = listener->port_;
       id->tid_ = m.transaction_id;
       id->path_mtu_ = m.path_mtu;
@@ -457,7 +473,10 @@ int Id::resolve_addr(const std::optional<wire::IpAddress>& src, const wire::IpAd
   device_ = from;
   local_ip_ = from->config().ip;
   remote_ip_ = dst;
+  // On InfiniBand `dst` is an IPoIB address and the GID its port's fe80::
+  // GID; the LID is what the path record will name (resolve_route).
   remote_gid_ = to->gid(0);
+  remote_lid_ = to->lid();
   port_ = port;
   src_port_ = static_cast<std::uint16_t>(kEphemeralPortBit |
                                          (manager_->random24() & (kEphemeralPortBit - 1u)));
@@ -472,6 +491,9 @@ int Id::resolve_addr(const std::optional<wire::IpAddress>& src, const wire::IpAd
 
 int Id::resolve_route() {
   if (state_ != State::AddrResolved) return EINVAL;
+  // InfiniBand: the path inside the subnet (DLID remote_lid_, SL 0, no GRH)
+  // a path record would give; nothing goes on the wire for it (no SA).
+  sl_ = 0;
   state_ = State::RouteResolved;
   Event e;
   e.type = EventType::RouteResolved;
@@ -504,6 +526,15 @@ int Id::connect(const ConnParam& p) {
   r.local_gid = device_->gid(0);
   r.remote_gid = remote_gid_;
   r.local_ack_timeout = ack_timeout_;
+  if (manager_->infiniband()) {
+    // The primary path by LIDs, inside one subnet (hop limit 0), as the
+    // Linux CM fills it from a path record.
+    r.local_lid = device_->lid();
+    r.remote_lid = remote_lid_;
+    r.hop_limit = 0;
+    r.sl = sl_;
+    r.subnet_local = 1;
+  }
   r.ip = {src_port_, ipv4(local_ip_), ipv4(remote_ip_)};
   state_ = State::ReqSent;
   manager_->send(*this, wire::cm::encode(r));
@@ -580,11 +611,17 @@ int Id::init_qp_attr(ibv_qp_attr& attr, int& mask) const {
       if (!connected) return EINVAL;
       mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-      attr.ah_attr.is_global = 1;
-      attr.ah_attr.grh.dgid = remote_gid_;
-      attr.ah_attr.grh.sgid_index = 0;
-      attr.ah_attr.grh.hop_limit = 64;
       attr.ah_attr.port_num = 1;
+      if (manager_->infiniband()) {
+        // The path inside the subnet: by LID, without a GRH.
+        attr.ah_attr.dlid = remote_lid_;
+        attr.ah_attr.sl = sl_;
+      } else {
+        attr.ah_attr.is_global = 1;
+        attr.ah_attr.grh.dgid = remote_gid_;
+        attr.ah_attr.grh.sgid_index = 0;
+        attr.ah_attr.grh.hop_limit = 64;
+      }
       attr.path_mtu = static_cast<ibv_mtu>(path_mtu_);
       attr.dest_qp_num = remote_qpn_;
       attr.rq_psn = rq_psn_;

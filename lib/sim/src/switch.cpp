@@ -332,6 +332,7 @@ std::optional<std::size_t> Fabric::ecmp_port(SwitchId sw, const wire::IpAddress&
                                              std::uint16_t dport) {
   Engine& e = *engine_;
   const SwitchImpl& s = e.switches.at(sw.index);
+  if (e.ib) return std::nullopt;
   if (!e.routes_ready) e.compute_routes();
   const std::size_t off = dst.v4 ? 12 : 0;
   const std::uint32_t dev = e.device_of_ip(dst.bytes.data() + off, dst.v4);

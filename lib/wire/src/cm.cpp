@@ -110,7 +110,9 @@ constexpr Blob kLocalGid = msg_bytes(56, 16);
 constexpr Blob kRemoteGid = msg_bytes(72, 16);
 // 88: flow label, packet rate, 92: traffic class (all 0).
 constexpr Field kHopLimit = msg(93, 1);
-// 94: SL, subnet local (0).
+// 94: SL (4 bits), subnet local (1 bit), reserved (3).
+constexpr Field kSl = msg(94, 1, 4, 4);
+constexpr Field kSubnetLocal = msg(94, 1, 3, 1);
 constexpr Field kLocalAckTimeout = msg(95, 1, 3, 5);
 // 96..139: the alternate path (none). 140: the private data, which rdma_cm
 // opens with its own header (cma_hdr): version, IP version (4 bits), port,
@@ -185,6 +187,8 @@ void fields(M& m, F&& f) {
     f(req::kLocalGid, m.local_gid.raw);
     f(req::kRemoteGid, m.remote_gid.raw);
     f(req::kHopLimit, m.hop_limit);
+    f(req::kSl, m.sl);
+    f(req::kSubnetLocal, m.subnet_local);
     f(req::kLocalAckTimeout, m.local_ack_timeout);
     f(req::kCmaSrcPort, m.ip.src_port);
     f(req::kCmaSrcIpv4, m.ip.src_ip);

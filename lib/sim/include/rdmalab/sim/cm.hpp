@@ -27,6 +27,18 @@
 // Where it differs from the kernel's CM: MADs lost on the wire are not sent
 // again (the CM's own retries); the waiting side gets UNREACHABLE (status
 // ETIMEDOUT) as soon as nothing else can happen, without virtual time passing.
+//
+// On an InfiniBand fabric (FabricConfig::link_layer) the hosts' IP addresses
+// are their IPoIB addresses. rdma_resolve_addr finds the host that has one
+// (what IPoIB's ARP does: its hardware address holds the port's GID);
+// rdma_resolve_route takes the path a subnet administrator's path record
+// would give inside one subnet: the peer's LID as DLID, SL 0, no GRH (hop
+// limit 0). No SA query goes on the wire (the simulator has no SA); the REQ
+// carries the path (both LIDs, both fe80:: GIDs, SL, subnet local) and the
+// node GUID, and the MADs go to QP 1 as native IB UD packets by LID, on a
+// data VL (VL = SL 0: only subnet management packets use VL 15).
+// init_qp_attr's address vector for RTR is then that path: dlid, sl, not
+// global.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -164,8 +176,10 @@ class Id {
   Device* device_ = nullptr;
   wire::IpAddress local_ip_, remote_ip_;
   ibv_gid remote_gid_{};
-  std::uint16_t port_ = 0;      // the service's port (listen or destination)
-  std::uint16_t src_port_ = 0;  // the active side's own port
+  std::uint16_t remote_lid_ = 0;  // InfiniBand: the peer port's LID (the path's DLID)
+  std::uint8_t sl_ = 0;           // InfiniBand: the path's SL
+  std::uint16_t port_ = 0;        // the service's port (listen or destination)
+  std::uint16_t src_port_ = 0;    // the active side's own port
   std::uint64_t tid_ = 0;
   std::uint32_t local_comm_id_ = 0, remote_comm_id_ = 0;
   std::uint32_t qpn_ = 0, remote_qpn_ = 0;
@@ -195,8 +209,12 @@ class Manager {
   struct Agent;
   Agent* agent(Device& d);
   Device* host_with(const wire::IpAddress& ip) const;
+  /// The fabric is InfiniBand: LIDs, no GRH (see the top of this file).
+  [[nodiscard]] bool infiniband() const noexcept;
   void send(Id& from, const wire::cm::Mad& mad);
-  void send_to(Device& from, const ibv_gid& to, const wire::cm::Mad& mad);
+  /// Sends `mad` from `from`'s QP 1 to the QP 1 of the port with GID `to`
+  /// (InfiniBand: by its LID `to_lid`).
+  void send_to(Device& from, const ibv_gid& to, std::uint16_t to_lid, const wire::cm::Mad& mad);
   /// Reads every MAD that arrived, turning them into events.
   void pump();
   void on_mad(Agent& a, std::span<const std::uint8_t> mad);

@@ -377,7 +377,8 @@ class Fabric {
   /// wire/udp_port.hpp). With one shortest-path port, that port; nullopt
   /// when no host has `dst` or the switch has no route to it. `src` and
   /// `dst` are both IPv4 or both IPv6. What adaptive routing would pick
-  /// depends on the queues of the moment: not this.
+  /// depends on the queues of the moment: not this. nullopt on InfiniBand,
+  /// whose switches do not hash (lft_port()).
   [[nodiscard]] std::optional<std::size_t> ecmp_port(SwitchId sw, const wire::IpAddress& src,
                                                      const wire::IpAddress& dst,
                                                      std::uint16_t sport,

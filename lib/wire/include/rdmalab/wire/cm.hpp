@@ -155,6 +155,8 @@ struct Req {
   ibv_gid local_gid{};
   ibv_gid remote_gid{};
   std::uint8_t hop_limit = 64;
+  std::uint8_t sl = 0;            // the path's service level (4 bits)
+  std::uint8_t subnet_local = 0;  // 1: both ends in one IB subnet (no router)
   std::uint8_t local_ack_timeout = 19;
   IpHeader ip;
   std::span<const std::uint8_t> private_data;  // after the IP header: kReqUserPrivateData
