@@ -1,4 +1,5 @@
-// The simulated RoCEv2 fabric: hosts, links, virtual time and the capture.
+// The simulated fabric, RoCEv2 or InfiniBand: hosts, links, virtual time and
+// the capture.
 //
 // A Fabric owns a virtual clock (nanoseconds), one event queue, the simulated
 // hosts (each a NIC model, see device.hpp) and one link model per direction
@@ -51,14 +52,15 @@
 //    its DLID's port and BTH name.
 //  - Captures are ERF (wire::LinkType::Erf, one type-21 record per packet),
 //    the format ibdump writes and Wireshark opens.
-//  - Not modelled: credit-based link-level flow control (IBTA vol. 1, 7.9):
-//    a real IB link never sends a packet its receiver has no buffer credit
-//    for, so an IB switch does not drop for congestion; here a congested
-//    switch drops as a lossy Ethernet one does (switch.hpp), and no flow
-//    control packets use the links. Nor are partitions beyond the default
-//    P_Key, multicast LIDs, subnet management packets (QP 0, VL 15), the SA
-//    or routers. PFC, ECN marking and DCQCN belong to Ethernet and RoCE:
-//    configuring them on an InfiniBand fabric throws std::invalid_argument.
+//  - Not modelled: credit-based link-level flow control (IBTA vol. 1, the
+//    link layer's flow control): a real IB link never sends a packet its
+//    receiver has no buffer credit for, so an IB switch does not drop for
+//    lack of buffer; here a congested switch drops as a lossy Ethernet one
+//    does (switch.hpp), and no flow control packets use the links. Nor
+//    are partitions beyond the default P_Key, multicast LIDs, subnet
+//    management packets (QP 0, VL 15), the SA or routers. PFC, ECN marking
+//    and DCQCN belong to Ethernet and RoCE: configuring them on an
+//    InfiniBand fabric throws std::invalid_argument.
 #pragma once
 
 #include <cstdint>
