@@ -120,8 +120,7 @@ CmpSwaps cmp_swap_twice(lab::Narrator& n, lab::Endpoint& client, std::uint64_t v
 // may use any MR of its PD.
 void add_owner_qp(lab::Narrator& n, std::array<lab::Endpoint, 2>& owner) {
   owner[1].role = tr(M("server_for"), 2);
-  owner[1].gid_index = owner[0].gid_index;
-  owner[1].gid = owner[0].gid;
+  owner[1].same_port_as(owner[0]);
   owner[1].cq = owner[0].ctx->create_cq(16);
   verbs::QpInitAttrs init;
   init.send_cq = owner[1].cq.get();

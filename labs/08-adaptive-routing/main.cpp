@@ -212,6 +212,7 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
 
 void run_lab(lab::Narrator& n, const Options& o) {
   lab::require_one_process(o.common);
+  if (o.common.link_layer != "roce") throw verbs::UsageError(tr(M("roce_only")));
   const bool sim_backend = o.common.backend != "verbs";
   std::optional<Outcome> off, on;
   if (o.ar != "on") off = transfer(n, o, false);

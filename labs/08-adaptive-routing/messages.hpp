@@ -11,6 +11,13 @@ namespace rdmalab::lab08 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
+    Message{"roce_only",
+            "lab 08 runs on RoCE only: its leaf-spine sprays packets with the switches' adaptive "
+            "routing, which the simulator models on Ethernet switches only (InfiniBand's adaptive "
+            "routing is not modelled): use --link-layer roce",
+            "实验 08 只能在 RoCE 上运行：它的 leaf-spine "
+            "网络靠交换机的自适应路由喷洒报文，而模拟器只在以太网交换机上模拟自适应路由（没有模拟 "
+            "InfiniBand 的自适应路由）：请使用 --link-layer roce"},
     Message{
         "desc",
         "Lab 08: adaptive routing. The leaves of a simulated leaf-spine spray every packet over "

@@ -143,8 +143,7 @@ bool wait_for_slot(const lab::Environment& env, const FifoSlot& s, std::uint64_t
 // QP 1.. of a connection: created in the PD of QP 0, on the same CQ.
 void add_qp(lab::Narrator& n, lab::Endpoint& base, lab::Endpoint& e, std::uint32_t max_wr) {
   e.role = base.role;
-  e.gid_index = base.gid_index;
-  e.gid = base.gid;
+  e.same_port_as(base);
   verbs::QpInitAttrs init;
   init.send_cq = base.cq.get();
   init.recv_cq = base.cq.get();
@@ -581,7 +580,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
     tx_qpn.push_back(s.qps[q]->qp->qpn());
     rx_qpn.push_back(r.qps[q]->qp->qpn());
   }
-  const std::string sender_ip = "10.99.0.2", receiver_ip = "10.99.0.1";
+  // The hosts' addresses as the capture shows them (IP on RoCE, LID on IB).
+  const std::string sender_ip = lab::wire_address(*s.qps[0]),
+                    receiver_ip = lab::wire_address(*r.qps[0]);
   const std::uint64_t fifo_va = fifo_mr->va();
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     const auto packets = read_packets(*facts);

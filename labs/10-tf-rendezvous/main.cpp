@@ -599,9 +599,8 @@ void Lab::run() {
 }
 
 void Lab::verify_wire(const lab::WireFacts& facts) {
-  // The requester is sim1: its GID is the IPv4-mapped address of its packets.
-  std::string ip = lab::gid_string(rq_.ep.gid);
-  if (ip.starts_with("::ffff:")) ip = ip.substr(7);
+  // The requester is sim1: its address as its packets show it.
+  const std::string ip = lab::wire_address(rq_.ep);
   if (!facts.readable) {
     n_.check("sequence", tr(M("check.sequence")), false);
     return;

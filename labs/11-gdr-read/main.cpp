@@ -582,8 +582,7 @@ void Lab::run() {
 // The capture's records: the control SENDs decoded, the READ's request and
 // responses matched by PSN, the release's immediate.
 void Lab::verify_wire(const lab::WireFacts& facts) {
-  std::string ip = lab::gid_string(rx_.ep.gid);
-  if (ip.starts_with("::ffff:")) ip = ip.substr(7);
+  const std::string ip = lab::wire_address(rx_.ep);
   n_.step(tr(M("step.wire")));
   std::uint64_t packets = 0, bytes = 0, read_requests = 0, read_responses = 0, sends = 0;
   bool psn_ok = true, imm_ok = true, control_ok = true, reth_ok = true;

@@ -355,7 +355,8 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
   if (const auto facts = lab::finish_wire(n, env, o.common.capture)) {
     const auto packets = read_packets(*facts);
-    const std::string sender_ip = "10.99.0.2", receiver_ip = "10.99.0.1";
+    // The hosts' addresses as the capture shows them (IP on RoCE, LID on IB).
+    const std::string sender_ip = lab::wire_address(tx), receiver_ip = lab::wire_address(rx);
     // Requests from the sender, in PSN order: per round the put's packets,
     // then the signal's.
     std::vector<const WirePacket*> reqs;

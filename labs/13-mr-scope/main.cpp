@@ -66,6 +66,8 @@ struct Host {
   std::unique_ptr<verbs::QueuePair> data;
   int gid_index = 0;
   ibv_gid gid{};
+  bool infiniband = false;  // the port's link layer: addressed by its LID
+  std::uint16_t lid = 0;
 
   std::uint8_t* buf() noexcept { return reinterpret_cast<std::uint8_t*>(storage.data()); }
   std::uint64_t va(std::size_t off) noexcept {
@@ -101,6 +103,9 @@ void open_host(lab::Narrator& n, lab::Environment& env, const Options& o, Host& 
   h.gid_index = *chosen;
   for (const auto& g : gids)
     if (g.index == h.gid_index) h.gid = g.gid;
+  const verbs::PortInfo info = h.ctx->query_port(port);
+  h.infiniband = info.link_layer == IBV_LINK_LAYER_INFINIBAND;
+  h.lid = info.lid;
   h.cq = h.ctx->create_cq(32);
 }
 
@@ -138,6 +143,8 @@ void connect(lab::Narrator& n, const Options& o, Host& me, verbs::QueuePair& qp,
   (void)qp.to_init(init);
   verbs::RtrAttrs rtr;
   rtr.remote.gid = peer.gid;
+  rtr.remote.lid = peer.lid;
+  rtr.global = !me.infiniband || o.common.gid_index.has_value();
   rtr.remote.qpn = peer_qp.qpn();
   rtr.remote.psn = peer_psn;
   rtr.port = init.port;
@@ -171,6 +178,7 @@ void show_offer(lab::Narrator& n, Host& s, verbs::QueuePair& qp, const std::stri
   info.qpn = qp.qpn();
   info.psn = psn;
   info.gid = s.gid;
+  info.lid = s.lid;
   info.va = va;
   info.rkey = rkey;
   info.len = len;

@@ -129,12 +129,16 @@ void run_lab(lab::Narrator& n, const Options& o) {
   ah_attr.grh.dgid = rx.gid;
   ah_attr.grh.sgid_index = static_cast<std::uint8_t>(tx.gid_index);
   ah_attr.grh.hop_limit = 64;
+  // On InfiniBand the LRH needs the receiver's LID too; the GRH stays, so
+  // that the receiver sees the sender's GID in its buffer as on RoCE.
+  ah_attr.dlid = rx.lid;
   const auto ah = tx.pd->create_ah(ah_attr);
   n.call("ibv_create_ah(pd, ah_attr)", tr(M("why.ah")));
   n.field("ah_attr.is_global", "1");
   n.field("ah_attr.grh.dgid", lab::gid_string(ah_attr.grh.dgid));
   n.field("ah_attr.grh.sgid_index", std::to_string(ah_attr.grh.sgid_index));
   n.field("ah_attr.grh.hop_limit", std::to_string(ah_attr.grh.hop_limit));
+  if (rx.infiniband) n.field("ah_attr.dlid", std::to_string(ah_attr.dlid));
   n.field("ah_attr.port_num", std::to_string(ah_attr.port_num));
 
   // 5. The receives, each 40 + big bytes.

@@ -107,8 +107,7 @@ void add_qp(lab::Narrator& n, std::vector<lab::Endpoint>& side, std::size_t i,
   lab::Endpoint& base = side[0];
   lab::Endpoint& e = side[i];
   e.role = role;
-  e.gid_index = base.gid_index;
-  e.gid = base.gid;
+  e.same_port_as(base);
   verbs::QpInitAttrs init;
   init.send_cq = base.cq.get();
   init.recv_cq = base.cq.get();

@@ -534,6 +534,7 @@ void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunRe
 
 void run_lab(lab::Narrator& n, const Options& o) {
   lab::require_one_process(o.common);
+  if (o.common.link_layer != "roce") throw verbs::UsageError(tr(M("roce_only")));
   if (o.common.backend == "verbs") throw verbs::UsageError(tr(M("needs_sim")));
   if (o.size < 2 || o.size > 4u * 1024 * 1024) throw verbs::UsageError(tr(M("bad_size"), o.size));
   Options so = o;

@@ -11,6 +11,12 @@ namespace rdmalab::lab18 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
+    Message{"roce_only",
+            "lab 18 runs on RoCE only: PFC, ECN and DCQCN are Ethernet's; an InfiniBand link has "
+            "credit-based flow control instead, which the simulator does not model (chapter 30): "
+            "use --link-layer roce",
+            "实验 18 只能在 RoCE 上运行：PFC、ECN 和 DCQCN 属于以太网；InfiniBand "
+            "链路使用基于信用的流控，而模拟器没有模拟它（第 30 章）：请使用 --link-layer roce"},
     Message{"desc",
             "Lab 18: incast. N senders WRITE into one receiver through a switched fabric, three "
             "times on the same seed: lossy (tail drops, NAKs, go-back-N), with PFC (no drop, "

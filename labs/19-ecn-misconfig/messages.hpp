@@ -11,6 +11,12 @@ namespace rdmalab::lab19 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
+    Message{"roce_only",
+            "lab 19 runs on RoCE only: PFC, ECN and DCQCN are Ethernet's; an InfiniBand link has "
+            "credit-based flow control instead, which the simulator does not model (chapter 30): "
+            "use --link-layer roce",
+            "实验 19 只能在 RoCE 上运行：PFC、ECN 和 DCQCN 属于以太网；InfiniBand "
+            "链路使用基于信用的流控，而模拟器没有模拟它（第 30 章）：请使用 --link-layer roce"},
     Message{"desc",
             "Lab 19: ECN and PFC misconfigured. Lab 18's incast four times on the same seed, each "
             "with one mistake seen on real clusters: the receiver's NIC sends no CNPs, the "

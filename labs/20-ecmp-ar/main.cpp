@@ -739,6 +739,7 @@ void check_run(lab::Narrator& n, const Derived& d, const RunResult& r) {
 
 void run_lab(lab::Narrator& n, const Options& o) {
   lab::require_one_process(o.common);
+  if (o.common.link_layer != "roce") throw verbs::UsageError(tr(M("roce_only")));
   if (o.common.backend == "verbs") throw verbs::UsageError(tr(M("needs_sim")));
   if (o.size < 1 || std::uint64_t{o.size} * o.messages > kMaxFlowBytes)
     throw verbs::UsageError(tr(M("bad_size"), o.size, o.messages, kMaxFlowBytes));

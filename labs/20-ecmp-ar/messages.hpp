@@ -11,6 +11,13 @@ namespace rdmalab::lab20 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
+    Message{
+        "roce_only",
+        "lab 20 runs on RoCE only: its ECMP collision comes from hashing RoCE's UDP source port, "
+        "and InfiniBand switches forward by DLID instead (the simulator's adaptive routing is "
+        "Ethernet's too): use --link-layer roce",
+        "实验 20 只能在 RoCE 上运行：它的 ECMP 冲突来自对 RoCE 的 UDP 源端口做哈希，而 InfiniBand "
+        "交换机按 DLID 转发（模拟器的自适应路由也只用于以太网）：请使用 --link-layer roce"},
     Message{"desc",
             "Lab 20: ECMP and adaptive routing. Two large flows on a leaf-spine whose UDP source "
             "ports hash onto the same spine (an ECMP collision: half the bandwidth each while "

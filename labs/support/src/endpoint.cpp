@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -26,6 +27,17 @@ constexpr std::array kCatalog{
     Message{"gid", "{0}: GID index {1} = {2} ({3}) is the source address of its packets",
             "{0}：GID 索引 {1} = {2}（{3}），作为其报文的源地址"},
     Message{"no_gid", "GID index not found on {}", "{} 上找不到该 GID 索引"},
+    Message{"lid",
+            "{0}: LID {1}, given by the subnet manager at LID {2}, is the address of its port: "
+            "packets carry it in the LRH. GID index {3} = {4} goes into a GRH only when one is "
+            "asked for (-g)",
+            "{0}：LID {1} 由 LID {2} 上的子网管理器分配，是其端口的地址，报文的 LRH 中携带它。"
+            "GID 索引 {3} = {4} 只在要求使用 GRH（-g）时才放进 GRH"},
+    Message{"link_layer_verbs",
+            "--link-layer is for the simulator: on real verbs the device's port decides it "
+            "(ibv_devinfo shows link_layer)",
+            "--link-layer 只用于模拟器：在真实 verbs 上由设备端口决定链路层（ibv_devinfo 会显示 "
+            "link_layer）"},
     Message{"why.pd",
             "the protection domain groups MRs and QPs: a QP may only use MRs of its own PD",
             "保护域把 MR 和 QP 归为一组：QP 只能使用同一保护域中的 MR"},
@@ -83,6 +95,7 @@ Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBack
   sim.fabric.seed = o.seed;
   sim.capture_path = o.capture;
   if (o.port_mtu) sim.port_mtu = static_cast<std::uint32_t>(*o.port_mtu);
+  if (o.link_layer == "ib") sim.fabric.link_layer = wire::LinkLayer::Infiniband;
   // Two processes can only meet over real verbs.
   auto choice = *verbs::parse_backend_choice(o.backend);
   if (choice == verbs::BackendChoice::Auto && (o.listen || !o.connect.empty()))
@@ -99,15 +112,34 @@ Environment open_environment(Narrator& n, const CommonOptions& o, verbs::SimBack
   env.backend = verbs::choose_backend(choice, std::move(sim), &said);
   env.simulated = env.backend->kind() == verbs::BackendKind::Sim;
   if (env.simulated && !o.peer_device.empty()) throw verbs::UsageError(tr(M("peer_dev_sim")));
+  if (!env.simulated && o.link_layer != "roce") throw verbs::UsageError(tr(M("link_layer_verbs")));
   n.say(said);
   n.result()["backend"] = env.simulated ? "sim" : "verbs";
   return env;
 }
 
+std::string wire_address(const Endpoint& e) {
+  if (e.infiniband) return wire::IpAddress::from_lid(e.lid).to_string();
+  // A RoCEv2 GID of an IPv4 address (::ffff:a.b.c.d) travels as IPv4.
+  static constexpr std::array<std::uint8_t, 12> kV4Mapped = {0, 0, 0, 0, 0,    0,
+                                                             0, 0, 0, 0, 0xff, 0xff};
+  if (std::memcmp(e.gid.raw, kV4Mapped.data(), kV4Mapped.size()) == 0)
+    return wire::IpAddress::from_v4({e.gid.raw[12], e.gid.raw[13], e.gid.raw[14], e.gid.raw[15]})
+        .to_string();
+  std::array<std::uint8_t, 16> raw{};
+  std::memcpy(raw.data(), e.gid.raw, raw.size());
+  return wire::IpAddress::from_v6(raw).to_string();
+}
+
 void choose_gid(Narrator& n, Endpoint& e, const CommonOptions& o) {
   // On RoCE the GID is the IP address the packets carry: the RoCEv2 GID of
   // an IPv4 address unless -x says otherwise.
+  // On InfiniBand the port's LID, from the subnet manager, is its address.
   const std::string& dev = e.ctx->info().name;
+  const verbs::PortInfo port = e.ctx->query_port(static_cast<std::uint8_t>(o.ib_port));
+  e.infiniband = port.link_layer == IBV_LINK_LAYER_INFINIBAND;
+  e.lid = port.lid;
+  e.sm_lid = port.sm_lid;
   const auto gids = e.ctx->gid_table(static_cast<std::uint8_t>(o.ib_port));
   const auto chosen = verbs::choose_gid(gids, o.gid_index);
   if (!chosen) throw verbs::UsageError(tr(M("no_gid"), dev));
@@ -115,7 +147,10 @@ void choose_gid(Narrator& n, Endpoint& e, const CommonOptions& o) {
   for (const auto& g : gids)
     if (g.index == e.gid_index) {
       e.gid = g.gid;
-      n.say(tr(M("gid"), dev, g.index, g.to_string(), verbs::gid_type_name(g.type)));
+      if (e.infiniband)
+        n.say(tr(M("lid"), dev, e.lid, e.sm_lid, g.index, g.to_string()));
+      else
+        n.say(tr(M("gid"), dev, g.index, g.to_string(), verbs::gid_type_name(g.type)));
     }
 }
 
@@ -182,6 +217,7 @@ verbs::ConnInfo conn_info(const Endpoint& e, int mtu, bool one_sided) {
   info.qpn = e.qp->qpn();
   info.psn = e.first_psn;
   info.gid = e.gid;
+  info.lid = e.lid;
   info.mtu = mtu;
   if (one_sided) {
     info.va = e.mr->va();
@@ -220,6 +256,9 @@ void connect_rc(Narrator& n, Endpoint& me, const verbs::ConnInfo& peer, const Co
   rtr.path_mtu = *verbs::mtu_from_bytes(c.mtu);
   rtr.port = static_cast<std::uint8_t>(o.ib_port);
   rtr.sgid_index = me.gid_index;
+  // InfiniBand within a subnet: a local address vector unless -g asks for
+  // a GRH (RoCE always has one).
+  rtr.global = !me.infiniband || o.gid_index.has_value();
   rtr.min_rnr_timer = c.min_rnr_timer;
   rtr.max_dest_rd_atomic = c.max_dest_rd_atomic;
   rtr.traffic_class = c.traffic_class;

@@ -29,8 +29,7 @@ void open_host(Narrator& n, Environment& env, Endpoint& e, const std::string& de
 
 void add_qp(Narrator& n, Endpoint& base, Endpoint& e, std::uint32_t send_depth,
             std::uint32_t recv_depth) {
-  e.gid_index = base.gid_index;
-  e.gid = base.gid;
+  e.same_port_as(base);
   verbs::QpInitAttrs init;
   init.send_cq = base.cq.get();
   init.recv_cq = base.cq.get();

@@ -40,6 +40,12 @@ constexpr std::array kCatalog{
             "模拟器写入线路抓包文件的路径"},
     Message{"opt.seed", "seed of the simulator's random choices (same seed, same capture)",
             "模拟器随机数种子（相同种子得到相同的抓包）"},
+    Message{
+        "opt.link_layer",
+        "simulator: the fabric's link layer: roce (Ethernet with RoCEv2, the default) or ib "
+        "(native InfiniBand: LIDs from a subnet manager, LRH and VCRC on every packet)",
+        "模拟器：网络的链路层：roce（以太网上的 RoCEv2，默认）或 ib（原生 InfiniBand：子网管理器"
+        "分配 LID，每个报文带 LRH 和 VCRC）"},
     Message{"opt.port_mtu",
             "simulator: the MTU of every host's port, the largest path MTU the CM may choose "
             "(default 4096; Soft-RoCE on a 1500-byte Ethernet has 1024)",
@@ -88,6 +94,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id
   app.add_option("--seed", o.seed, i18n::tr(M("opt.seed")))->capture_default_str();
   app.add_option("--port-mtu", o.port_mtu, i18n::tr(M("opt.port_mtu")))
       ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
+  app.add_option("--link-layer", o.link_layer, i18n::tr(M("opt.link_layer")))
+      ->check(CLI::IsMember({"roce", "ib"}))
+      ->capture_default_str();
   auto* listen =
       app.add_option("--listen", o.listen, i18n::tr(M("opt.listen")))->check(CLI::Range(1, 65535));
   auto* connect =

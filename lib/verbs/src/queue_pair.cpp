@@ -66,25 +66,31 @@ AppliedTransition QueuePair::to_rtr(const RtrAttrs& a) {
   int mask = 0;
   if (type() != IBV_QPT_UD) {
     // The address vector: where our packets go. On RoCE the GRH is always
-    // present and dgid is the peer's GID; sgid_index selects ours.
-    attr.ah_attr.is_global = 1;
-    attr.ah_attr.grh.dgid = a.remote.gid;
-    attr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(a.sgid_index);
-    attr.ah_attr.grh.hop_limit = a.hop_limit;
-    attr.ah_attr.grh.traffic_class = a.traffic_class;
+    // present and dgid is the peer's GID; sgid_index selects ours. A local
+    // InfiniBand address vector has no GRH: the LRH's DLID alone.
+    attr.ah_attr.is_global = a.global ? 1 : 0;
+    if (a.global) {
+      attr.ah_attr.grh.dgid = a.remote.gid;
+      attr.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(a.sgid_index);
+      attr.ah_attr.grh.hop_limit = a.hop_limit;
+      attr.ah_attr.grh.traffic_class = a.traffic_class;
+    }
     attr.ah_attr.dlid = a.remote.lid;
     attr.ah_attr.port_num = a.port;
     attr.path_mtu = a.path_mtu;
     attr.dest_qp_num = a.remote.qpn;
     attr.rq_psn = a.remote.psn;
     mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-    f = {{"ah_attr.grh.dgid", gid_text(a.remote.gid)},
-         {"ah_attr.grh.sgid_index", std::to_string(a.sgid_index)},
-         {"ah_attr.grh.hop_limit", std::to_string(a.hop_limit)},
-         {"ah_attr.dlid", std::to_string(a.remote.lid)},
-         {"path_mtu", std::to_string(mtu_bytes(a.path_mtu))},
-         {"dest_qp_num", fmt::format("0x{:06x}", a.remote.qpn)},
-         {"rq_psn", fmt::format("0x{:06x}", a.remote.psn)}};
+    if (a.global)
+      f = {{"ah_attr.grh.dgid", gid_text(a.remote.gid)},
+           {"ah_attr.grh.sgid_index", std::to_string(a.sgid_index)},
+           {"ah_attr.grh.hop_limit", std::to_string(a.hop_limit)}};
+    else
+      f = {{"ah_attr.is_global", "0"}};
+    f.insert(f.end(), {{"ah_attr.dlid", std::to_string(a.remote.lid)},
+                       {"path_mtu", std::to_string(mtu_bytes(a.path_mtu))},
+                       {"dest_qp_num", fmt::format("0x{:06x}", a.remote.qpn)},
+                       {"rq_psn", fmt::format("0x{:06x}", a.remote.psn)}});
     if (type() == IBV_QPT_RC) {
       attr.max_dest_rd_atomic = a.max_dest_rd_atomic;
       attr.min_rnr_timer = a.min_rnr_timer;

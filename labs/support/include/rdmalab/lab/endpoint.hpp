@@ -38,7 +38,21 @@ struct Endpoint {
   std::unique_ptr<verbs::MemoryRegion> mr;
   int gid_index = 0;
   ibv_gid gid{};
+  /// The port's link layer is InfiniBand: its packets are addressed by the
+  /// LID the subnet manager gave it (a GRH only with -g).
+  bool infiniband = false;
+  std::uint16_t lid = 0;
+  std::uint16_t sm_lid = 0;
   std::uint32_t first_psn = 0;
+
+  /// Takes `base`'s port address (GID, LID): another QP on the same port.
+  void same_port_as(const Endpoint& base) noexcept {
+    gid_index = base.gid_index;
+    gid = base.gid;
+    infiniband = base.infiniband;
+    lid = base.lid;
+    sm_lid = base.sm_lid;
+  }
 
   [[nodiscard]] std::uint8_t* buf() noexcept {
     return reinterpret_cast<std::uint8_t*>(storage.data());
@@ -73,9 +87,14 @@ struct EndpointSpec {
   ibv_qp_type type = IBV_QPT_RC;
 };
 
+/// The address a capture shows for e's port, as rdmapcap prints it: its
+/// LID on InfiniBand ("LID 2"), else the IP address its GID holds.
+[[nodiscard]] std::string wire_address(const Endpoint& e);
+
 /// Chooses the GID of e's open device (-x, or the RoCEv2 GID of an IPv4
 /// address) into e.gid_index and e.gid and says which; a UsageError when
-/// there is none.
+/// there is none. Also reads the port's link layer and LID (e.infiniband,
+/// e.lid, e.sm_lid): on InfiniBand it says the LID instead.
 void choose_gid(Narrator& n, Endpoint& e, const CommonOptions& o);
 
 /// Opens the device, shows its port and chosen GID, and creates PD, MR, CQ

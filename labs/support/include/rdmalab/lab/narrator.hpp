@@ -40,6 +40,7 @@ struct CommonOptions {
   std::string capture;                  // --capture (simulator), default ./captures/labNN.pcap
   std::uint64_t seed = 1;               // --seed (simulator)
   std::optional<int> port_mtu;          // --port-mtu (simulator): every host's port MTU
+  std::string link_layer = "roce";      // --link-layer roce|ib (simulator)
   std::optional<std::uint16_t> listen;  // --listen PORT: the passive side of two processes
   std::string connect;                  // --connect HOST:PORT: the active side
 };

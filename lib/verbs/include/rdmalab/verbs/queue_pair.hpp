@@ -47,6 +47,10 @@ struct RtrAttrs {
   ibv_mtu path_mtu = IBV_MTU_1024;
   std::uint8_t port = 1;
   int sgid_index = 0;  // our GID table entry used as source
+  /// true: a global address vector (ah_attr.is_global 1): the packets carry
+  /// a GRH with the GIDs, as RoCE always does. false: a local one, on
+  /// InfiniBand within a subnet: the LRH's LIDs alone (dlid from `remote`).
+  bool global = true;
   std::uint8_t hop_limit = 64;
   std::uint8_t traffic_class = 0;
   std::uint8_t max_dest_rd_atomic = 1;  // RC: READ/atomics we accept in flight
