@@ -66,7 +66,8 @@ TEST_CASE("every lab's transcript matches its golden file in English and Chinese
       {LAB_lab03_read, "lab03"},      {LAB_lab04_atomics, "lab04"},
       {LAB_lab05_write_imm, "lab05"}, {LAB_lab06_mtu, "lab06"},
       {LAB_lab07_retry, "lab07"},     {LAB_lab08_adaptive_routing, "lab08"}};
-  for (const auto& [bin, name] : labs) {
+  for (const auto& [bin, lab] : labs) {
+    const std::string name = lab;
     CAPTURE(name);
     compare_golden(bin, name, {}, "en");
     compare_golden(bin, name, {}, "zh");
@@ -373,4 +374,84 @@ TEST_CASE("lab01 --cm: connected in band; CM REQ/REP/RTU before the SEND, DREQ/D
   CHECK(linked == 1);
   // The simulator's hosts live in one process, in band too.
   CHECK(run({LAB_lab01_send_recv, "--cm", "--listen", "7471", "--backend", "sim"}).status == 2);
+}
+
+TEST_CASE(
+    "--link-layer ib: every lab that runs on InfiniBand passes its checks on native IB frames") {
+  // Chapter 14's InfiniBand link layer: a trivial subnet manager numbers the
+  // hosts' ports in the order they join (sim0 LID 1, sim1 LID 2, ...), every
+  // frame is LRH [GRH] BTH ... ICRC VCRC, and a lab's RC QPs use a local
+  // address vector, so LNH 2 (no GRH) unless -g asks for one. Every frame a
+  // lab's wire view shows must then be IB, addressed by LID, with both CRCs
+  // good, and each lab's own checks must hold as on RoCE. Lab 15's UD address
+  // handle is global (LNH 3): the receiver finds the sender's GID in its
+  // buffer, as on RoCE.
+  const std::vector<std::pair<const char*, const char*>> labs = {
+      {LAB_lab01_send_recv, "lab01"},     {LAB_lab02_write, "lab02"},
+      {LAB_lab03_read, "lab03"},          {LAB_lab04_atomics, "lab04"},
+      {LAB_lab05_write_imm, "lab05"},     {LAB_lab06_mtu, "lab06"},
+      {LAB_lab07_retry, "lab07"},         {LAB_lab09_nccl_net, "lab09"},
+      {LAB_lab10_tf_rendezvous, "lab10"}, {LAB_lab11_gdr_read, "lab11"},
+      {LAB_lab12_one_sided, "lab12"},     {LAB_lab13_mr_scope, "lab13"},
+      {LAB_lab14_srq, "lab14"},           {LAB_lab15_ud, "lab15"},
+      {LAB_lab16_completions, "lab16"},   {LAB_lab17_perf, "lab17"}};
+  for (const auto& [bin, lab] : labs) {
+    const std::string name = lab;
+    CAPTURE(name);
+    const std::string cap = tmp_capture("ib_" + name);
+    const auto j =
+        run_json({bin, "--backend", "sim", "--json", "--link-layer", "ib", "--capture", cap});
+    CHECK(j.at("ok").get<bool>());
+    const bool ud = name == "lab15";
+    std::size_t frames = 0;
+    if (j.contains("wire"))
+      for (const auto& f : j.at("wire").at("frames")) {
+        CAPTURE(f.at("frame").get<int>());
+        ++frames;
+        CHECK(f.at("roce") == "ib");
+        CHECK(f.at("vcrc").at("ok").get<bool>());
+        CHECK(f.at("icrc").at("ok").get<bool>());
+        // Without a GRH the ends are LIDs; with one (UD), the ports' fe80:: GIDs.
+        const std::string prefix = ud ? "fe80::" : "LID ";
+        CHECK(f.at("src").get<std::string>().starts_with(prefix));
+        CHECK(f.at("dst").get<std::string>().starts_with(prefix));
+        CHECK(f.at("lrh").at("lnh").get<int>() == (ud ? 3 : 2));
+      }
+    // The capture is ERF (LINKTYPE_ERF 197, bytes 20-23 of the pcap header).
+    std::ifstream in(cap, std::ios::binary);
+    std::array<unsigned char, 24> hdr{};
+    in.read(reinterpret_cast<char*>(hdr.data()), hdr.size());
+    CHECK(hdr[20] + 256 * hdr[21] == 197);
+    // Lab 17 measures throughput and prints no frame-by-frame view.
+    if (name != "lab17") CHECK(frames > 0);
+    fs::remove(cap);
+  }
+}
+
+TEST_CASE("--link-layer ib -g 0: a global address vector puts a GRH in every frame (LNH 3)") {
+  const std::string cap = tmp_capture("ib_global");
+  const auto j = run_json({LAB_lab02_write, "--backend", "sim", "--json", "--link-layer", "ib",
+                           "-g", "0", "--capture", cap});
+  CHECK(j.at("ok").get<bool>());
+  std::size_t frames = 0;
+  for (const auto& f : j.at("wire").at("frames")) {
+    ++frames;
+    CHECK(f.at("lrh").at("lnh").get<int>() == 3);
+  }
+  CHECK(frames == 4);  // WRITE First, Middle, Last and the ACK
+  fs::remove(cap);
+}
+
+TEST_CASE(
+    "--link-layer ib: labs 08 and 18-20 refuse it with the reason; a bad value is a usage error") {
+  for (const char* bin :
+       {LAB_lab08_adaptive_routing, LAB_lab18_incast, LAB_lab19_ecn_misconfig, LAB_lab20_ecmp_ar}) {
+    CAPTURE(bin);
+    for (const std::string lang : {"en", "zh"}) {
+      const auto r = run({bin, "--backend", "sim", "--link-layer", "ib", "--lang", lang});
+      CHECK(r.status == 2);
+      CHECK(r.out.find("--link-layer roce") != std::string::npos);
+    }
+  }
+  CHECK(run({LAB_lab02_write, "--backend", "sim", "--link-layer", "opa"}).status == 2);
 }
