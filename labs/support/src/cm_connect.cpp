@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "rdmalab/verbs/error.hpp"
+#include "rdmalab/verbs/sim_backend.hpp"
 
 namespace rdmalab::lab {
 
@@ -56,6 +57,12 @@ constexpr std::array kCatalog{
             "the {} was told DISCONNECTED and calls rdma_disconnect: the CM DREP",
             "{}收到 DISCONNECTED 事件，调用 rdma_disconnect：发送 CM DREP"},
     Message{"cm.peer", "receiver", "接收端"},
+    Message{
+        "cm.no_ipoib",
+        "device {} is an InfiniBand port: rdma_cm needs its IPoIB address, which this lab "
+        "finds on the simulator only (use the out-of-band exchange, without --cm)",
+        "设备 {} 是 InfiniBand 端口：rdma_cm 需要它的 IPoIB 地址，而本实验只能在模拟器上找到这个"
+        "地址（请使用带外交换，不加 --cm）"},
     Message{"cm.no_ipv4", "device {} has no IPv4 RoCEv2 GID: rdma_cm needs an IP address",
             "设备 {} 没有 IPv4 RoCEv2 GID：rdma_cm 需要 IP 地址"},
     Message{
@@ -75,7 +82,16 @@ struct CmState {
   std::unique_ptr<verbs::CmId> listener, active, accepted;
 };
 
-std::string ipv4_of(const Endpoint& e) {
+// The IP address rdma_cm resolves for e's port: on RoCE the IPv4 address its
+// GID holds; on InfiniBand its IPoIB address, which the simulator's host
+// configuration gives (a real port's is on its IPoIB interface).
+std::string ipv4_of(const Environment& env, const Endpoint& e) {
+  if (e.infiniband) {
+    auto* sim = dynamic_cast<verbs::SimBackend*>(env.backend.get());
+    const sim::Device* host = sim != nullptr ? sim->device(e.ctx->info().name) : nullptr;
+    if (host == nullptr) throw std::runtime_error(tr(M("cm.no_ipoib"), e.ctx->info().name));
+    return host->config().ip.to_string();
+  }
   const bool mapped =
       std::all_of(e.gid.raw, e.gid.raw + 10, [](std::uint8_t b) { return b == 0; }) &&
       e.gid.raw[10] == 0xFF && e.gid.raw[11] == 0xFF;
@@ -129,7 +145,7 @@ void apply(Narrator& n, Endpoint& e, const verbs::CmId& id) {
 
 /// The passive half: listen on the endpoint's address.
 void listen_on(Narrator& n, CmState& st, Environment& env, Endpoint& passive, std::uint16_t port) {
-  const std::string passive_ip = ipv4_of(passive);
+  const std::string passive_ip = ipv4_of(env, passive);
   if (!st.passive_ch) st.passive_ch = env.backend->create_cm_channel();
   n.say(tr(M("cm.listen"), passive.role, passive_ip, port));
   st.listener = st.passive_ch->create_id();
@@ -164,7 +180,7 @@ void accept_request(Narrator& n, CmState& st, Endpoint& passive, std::chrono::se
 /// The active half up to the REQ.
 void resolve_and_connect(Narrator& n, CmState& st, Environment& env, Endpoint& active,
                          const std::string& host, std::uint16_t port, const ConnectSpec& c) {
-  const std::string active_ip = ipv4_of(active);
+  const std::string active_ip = ipv4_of(env, active);
   if (!st.active_ch) st.active_ch = env.backend->create_cm_channel();
   n.say(tr(M("cm.resolve"), active.role, host));
   st.active = st.active_ch->create_id();
@@ -211,7 +227,7 @@ void connect_pair_cm(Narrator& n, Environment& env, Endpoint& active, Endpoint& 
   n.say(tr(M("cm.intro")));
   auto st = state_of(env);
   listen_on(n, *st, env, passive, kCmPort);
-  resolve_and_connect(n, *st, env, active, ipv4_of(passive), kCmPort, c);
+  resolve_and_connect(n, *st, env, active, ipv4_of(env, passive), kCmPort, c);
   accept_request(n, *st, passive, std::chrono::seconds(10), {}, c);
   establish(n, *st, active);
   (void)wait_for(n, *st->passive_ch, verbs::CmEventType::Established, "ESTABLISHED");
