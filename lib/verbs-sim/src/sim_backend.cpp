@@ -21,12 +21,12 @@ using i18n::Message;
 constexpr std::array kCatalog{
     Message{"auto.verbs", "backend: real verbs ({} RDMA device(s) found)",
             "后端：真实 verbs（找到 {} 个 RDMA 设备）"},
-    Message{"auto.sim", "backend: simulated RoCEv2 fabric (no RDMA device found)",
-            "后端：模拟 RoCEv2 网络（没有找到 RDMA 设备）"},
+    Message{"auto.sim", "backend: simulated {} fabric (no RDMA device found)",
+            "后端：模拟 {} 网络（没有找到 RDMA 设备）"},
     Message{"chosen.verbs", "backend: real verbs (--backend verbs)",
             "后端：真实 verbs（--backend verbs）"},
-    Message{"chosen.sim", "backend: simulated RoCEv2 fabric (--backend sim)",
-            "后端：模拟 RoCEv2 网络（--backend sim）"},
+    Message{"chosen.sim", "backend: simulated {} fabric (--backend sim)",
+            "后端：模拟 {} 网络（--backend sim）"},
     Message{"transport", "simulated RoCEv2", "模拟 RoCEv2"},
     Message{"transport.ib", "simulated InfiniBand", "模拟 InfiniBand"},
 };
@@ -431,13 +431,16 @@ std::unique_ptr<Backend> choose_backend(BackendChoice choice, SimBackendOptions 
                                         std::string* said) {
   std::string line;
   std::unique_ptr<Backend> b;
+  // The simulated fabric's link layer, as the line names it.
+  const char* fabric =
+      sim_options.fabric.link_layer == wire::LinkLayer::Infiniband ? "InfiniBand" : "RoCEv2";
   switch (choice) {
     case BackendChoice::Verbs:
       line = i18n::tr(M("chosen.verbs"));
       b = make_verbs_backend();
       break;
     case BackendChoice::Sim:
-      line = i18n::tr(M("chosen.sim"));
+      line = i18n::tr(M("chosen.sim"), fabric);
       b = make_sim_backend(std::move(sim_options));
       break;
     case BackendChoice::Auto:
@@ -445,7 +448,7 @@ std::unique_ptr<Backend> choose_backend(BackendChoice choice, SimBackendOptions 
         line = i18n::tr(M("auto.verbs"), n);
         b = make_verbs_backend();
       } else {
-        line = i18n::tr(M("auto.sim"));
+        line = i18n::tr(M("auto.sim"), fabric);
         b = make_sim_backend(std::move(sim_options));
       }
       break;
