@@ -13,52 +13,9 @@
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/sim/cm.hpp"
 #include "rdmalab/wire/cm.hpp"
+#include "sim_helpers.hpp"
 
 using namespace rdmalab;
-
-namespace {
-
-struct Host {
-  sim::Device* dev;
-  sim::ProtectionDomain* pd = nullptr;
-  sim::CompletionQueue* cq = nullptr;
-  sim::QueuePair* qp = nullptr;
-  std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1024);
-  sim::MemoryRegion* mr = nullptr;
-
-  explicit Host(sim::Device& d) : dev(&d) {
-    pd = d.alloc_pd();
-    cq = d.create_cq(16);
-    ibv_qp_init_attr ia{};
-    ia.qp_type = IBV_QPT_RC;
-    ia.send_cq = cq->get();
-    ia.recv_cq = cq->get();
-    ia.cap.max_send_wr = 4;
-    ia.cap.max_recv_wr = 4;
-    ia.cap.max_send_sge = 1;
-    ia.cap.max_recv_sge = 1;
-    qp = pd->create_qp(ia);
-    mr = pd->reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  }
-  void to_rts(const sim::cm::Id& id) {
-    for (ibv_qp_state s : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
-      ibv_qp_attr a{};
-      a.qp_state = s;
-      int mask = 0;
-      REQUIRE(id.init_qp_attr(a, mask) == 0);
-      REQUIRE(qp->modify(a, mask) == 0);
-    }
-  }
-};
-
-std::optional<sim::cm::Event> next(sim::cm::EventChannel& ch, sim::cm::EventType t) {
-  auto e = ch.get_event();
-  REQUIRE(e.has_value());
-  CHECK(e->type == t);
-  return e;
-}
-
-}  // namespace
 
 TEST_CASE(
     "sim CM: REQ/REP/RTU on the wire, first PSNs as announced, DREQ/DREP; REJ for no listener") {
@@ -79,28 +36,28 @@ TEST_CASE(
 
     sim::cm::Id* active = ach->create_id();
     REQUIRE(active->resolve_addr(std::nullopt, h0.ip, 7471) == 0);
-    next(*ach, sim::cm::EventType::AddrResolved);
+    simtest::next_cm_event(*ach, sim::cm::EventType::AddrResolved);
     CHECK(active->device() == &d1);
     REQUIRE(active->resolve_route() == 0);
-    next(*ach, sim::cm::EventType::RouteResolved);
+    simtest::next_cm_event(*ach, sim::cm::EventType::RouteResolved);
 
-    Host a(d1), p(d0);
+    simtest::CmHost a(d1), p(d0);
     // The application's QPs keep their usual numbers: QP 1 is the CM's.
     CHECK(a.qp->qp_num() == 0x11);
     sim::cm::ConnParam offer;
     offer.qp_num = a.qp->qp_num();
     REQUIRE(active->connect(offer) == 0);
-    auto req = next(*pch, sim::cm::EventType::ConnectRequest);
+    auto req = simtest::next_cm_event(*pch, sim::cm::EventType::ConnectRequest);
     REQUIRE(req->id != nullptr);
     CHECK(req->listen_id == listener);
     p.to_rts(*req->id);
     sim::cm::ConnParam answer;
     answer.qp_num = p.qp->qp_num();
     REQUIRE(req->id->accept(answer) == 0);
-    next(*ach, sim::cm::EventType::ConnectResponse);
+    simtest::next_cm_event(*ach, sim::cm::EventType::ConnectResponse);
     a.to_rts(*active);
     REQUIRE(active->establish() == 0);
-    next(*pch, sim::cm::EventType::Established);
+    simtest::next_cm_event(*pch, sim::cm::EventType::Established);
 
     // One RDMA WRITE each way.
     for (auto [from, to] : {std::pair{&a, &p}, std::pair{&p, &a}}) {
@@ -119,19 +76,19 @@ TEST_CASE(
       CHECK(wc.status == IBV_WC_SUCCESS);
     }
     REQUIRE(active->disconnect() == 0);
-    next(*pch, sim::cm::EventType::Disconnected);
+    simtest::next_cm_event(*pch, sim::cm::EventType::Disconnected);
     REQUIRE(req->id->disconnect() == 0);  // the DREP
-    next(*ach, sim::cm::EventType::Disconnected);
+    simtest::next_cm_event(*ach, sim::cm::EventType::Disconnected);
 
     // Nobody listens on 7999: REJ, reason 8.
     sim::cm::Id* lost = ach->create_id();
     REQUIRE(lost->resolve_addr(std::nullopt, h0.ip, 7999) == 0);
-    next(*ach, sim::cm::EventType::AddrResolved);
+    simtest::next_cm_event(*ach, sim::cm::EventType::AddrResolved);
     REQUIRE(lost->resolve_route() == 0);
-    next(*ach, sim::cm::EventType::RouteResolved);
+    simtest::next_cm_event(*ach, sim::cm::EventType::RouteResolved);
     offer.qp_num = 0x99;
     REQUIRE(lost->connect(offer) == 0);
-    auto rej = next(*ach, sim::cm::EventType::Rejected);
+    auto rej = simtest::next_cm_event(*ach, sim::cm::EventType::Rejected);
     CHECK(rej->status == wire::cm::kRejInvalidServiceId);
     fabric.stop_capture();
   }

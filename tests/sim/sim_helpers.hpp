@@ -4,13 +4,18 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
+#include "rdmalab/sim/cm.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/wire/icrc.hpp"
 
@@ -282,6 +287,80 @@ inline std::vector<Pkt> from(const std::vector<Pkt>& all, const wire::IpAddress&
   for (const Pkt& p : all)
     if (p.src == src) out.push_back(p);
   return out;
+}
+
+/// One host's RC QP for the CM tests: a PD, a CQ, a QP and a 1 KiB MR;
+/// to_rts() applies what the CM id's init_qp_attr gives, state by state, and
+/// keeps the RTR attributes (the address vector the CM chose).
+struct CmHost {
+  sim::Device* dev;
+  sim::ProtectionDomain* pd = nullptr;
+  sim::CompletionQueue* cq = nullptr;
+  sim::QueuePair* qp = nullptr;
+  std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1024);
+  sim::MemoryRegion* mr = nullptr;
+  ibv_qp_attr rtr{};
+
+  explicit CmHost(sim::Device& d) : dev(&d) {
+    pd = d.alloc_pd();
+    cq = d.create_cq(16);
+    ibv_qp_init_attr ia{};
+    ia.qp_type = IBV_QPT_RC;
+    ia.send_cq = cq->get();
+    ia.recv_cq = cq->get();
+    ia.cap.max_send_wr = 4;
+    ia.cap.max_recv_wr = 4;
+    ia.cap.max_send_sge = 1;
+    ia.cap.max_recv_sge = 1;
+    qp = pd->create_qp(ia);
+    mr = pd->reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  }
+  void to_rts(const sim::cm::Id& id) {
+    for (ibv_qp_state s : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
+      ibv_qp_attr a{};
+      a.qp_state = s;
+      int mask = 0;
+      REQUIRE(id.init_qp_attr(a, mask) == 0);
+      if (s == IBV_QPS_RTR) rtr = a;
+      REQUIRE(qp->modify(a, mask) == 0);
+    }
+  }
+};
+
+/// The next CM event of `ch`, which must be of type `t`.
+inline std::optional<sim::cm::Event> next_cm_event(sim::cm::EventChannel& ch,
+                                                   sim::cm::EventType t) {
+  auto e = ch.get_event();
+  REQUIRE(e.has_value());
+  CHECK(e->type == t);
+  return e;
+}
+
+/// What a shell command prints on its standard output (for running tshark).
+inline std::string run_command(const std::string& cmd) {
+  std::string out;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
+  if (!pipe) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, n);
+  return out;
+}
+
+/// tshark -T fields output: one row per line, one cell per tab-separated field.
+inline std::vector<std::vector<std::string>> split_lines(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::size_t at = 0;
+    for (std::size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
+      cells.push_back(line.substr(at, tab - at));
+    cells.push_back(line.substr(at));
+    rows.push_back(std::move(cells));
+  }
+  return rows;
 }
 
 }  // namespace simtest

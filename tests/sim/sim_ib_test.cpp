@@ -39,6 +39,8 @@ namespace {
 using namespace rdmalab;
 using simtest::Pair;
 using simtest::PairConfig;
+using simtest::run_command;
+using simtest::split_lines;
 
 sim::FabricConfig ib_fabric() {
   sim::FabricConfig fc;
@@ -777,31 +779,6 @@ TEST_CASE("PFC, ECN marking, DCQCN and adaptive routing are refused on InfiniBan
 
 namespace {
 
-std::string run_command(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
-  if (!pipe) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, n);
-  return out;
-}
-
-std::vector<std::vector<std::string>> split_lines(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> cells;
-    std::size_t at = 0;
-    for (std::size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
-      cells.push_back(line.substr(at, tab - at));
-    cells.push_back(line.substr(at));
-    rows.push_back(std::move(cells));
-  }
-  return rows;
-}
-
 // tshark's fields for every packet of `path`, and the frames it finds
 // malformed or with expert information.
 struct Tshark {
@@ -892,55 +869,6 @@ TEST_CASE("tshark reads the simulator's InfiniBand captures as the simulator sen
 
 // --- The CM over InfiniBand -------------------------------------------------------------
 
-namespace {
-
-struct CmHost {
-  sim::Device* dev;
-  sim::ProtectionDomain* pd = nullptr;
-  sim::CompletionQueue* cq = nullptr;
-  sim::QueuePair* qp = nullptr;
-  std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(1024);
-  sim::MemoryRegion* mr = nullptr;
-
-  explicit CmHost(sim::Device& d) : dev(&d) {
-    pd = d.alloc_pd();
-    cq = d.create_cq(16);
-    ibv_qp_init_attr ia{};
-    ia.qp_type = IBV_QPT_RC;
-    ia.send_cq = cq->get();
-    ia.recv_cq = cq->get();
-    ia.cap.max_send_wr = 4;
-    ia.cap.max_recv_wr = 4;
-    ia.cap.max_send_sge = 1;
-    ia.cap.max_recv_sge = 1;
-    qp = pd->create_qp(ia);
-    mr = pd->reg_mr(buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  }
-  void to_rts(const sim::cm::Id& id) {
-    for (ibv_qp_state s : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
-      ibv_qp_attr a{};
-      a.qp_state = s;
-      int mask = 0;
-      REQUIRE(id.init_qp_attr(a, mask) == 0);
-      if (s == IBV_QPS_RTR) {
-        // The path inside the subnet: the peer's LID, no GRH.
-        CHECK(a.ah_attr.is_global == 0);
-        CHECK(a.ah_attr.sl == 0);
-      }
-      REQUIRE(qp->modify(a, mask) == 0);
-    }
-  }
-};
-
-std::optional<sim::cm::Event> next_event(sim::cm::EventChannel& ch, sim::cm::EventType t) {
-  auto e = ch.get_event();
-  REQUIRE(e.has_value());
-  CHECK(e->type == t);
-  return e;
-}
-
-}  // namespace
-
 TEST_CASE("the CM over InfiniBand: IPoIB addresses, MADs to QP 1 by LID, a path of LIDs") {
   const auto path = simtest::temp_pcap("ib_cm");
   sim::Fabric fabric(ib_fabric());
@@ -956,25 +884,30 @@ TEST_CASE("the CM over InfiniBand: IPoIB addresses, MADs to QP 1 by LID, a path 
   REQUIRE(listener->listen(h0.ip, 7471) == 0);
   sim::cm::Id* active = ach->create_id();
   REQUIRE(active->resolve_addr(std::nullopt, h0.ip, 7471) == 0);
-  next_event(*ach, sim::cm::EventType::AddrResolved);
+  simtest::next_cm_event(*ach, sim::cm::EventType::AddrResolved);
   CHECK(active->device() == &d1);
   REQUIRE(active->resolve_route() == 0);
-  next_event(*ach, sim::cm::EventType::RouteResolved);
-  CmHost a(d1);
-  CmHost p(d0);
+  simtest::next_cm_event(*ach, sim::cm::EventType::RouteResolved);
+  simtest::CmHost a(d1);
+  simtest::CmHost p(d0);
   sim::cm::ConnParam offer;
   offer.qp_num = a.qp->qp_num();
   REQUIRE(active->connect(offer) == 0);
-  auto req = next_event(*pch, sim::cm::EventType::ConnectRequest);
+  auto req = simtest::next_cm_event(*pch, sim::cm::EventType::ConnectRequest);
   REQUIRE(req->id != nullptr);
   p.to_rts(*req->id);
   sim::cm::ConnParam answer;
   answer.qp_num = p.qp->qp_num();
   REQUIRE(req->id->accept(answer) == 0);
-  next_event(*ach, sim::cm::EventType::ConnectResponse);
+  simtest::next_cm_event(*ach, sim::cm::EventType::ConnectResponse);
   a.to_rts(*active);
+  // The path inside the subnet, on both sides: the peer's LID, no GRH.
+  for (const simtest::CmHost* h : {&a, &p}) {
+    CHECK(h->rtr.ah_attr.is_global == 0);
+    CHECK(h->rtr.ah_attr.sl == 0);
+  }
   REQUIRE(active->establish() == 0);
-  next_event(*pch, sim::cm::EventType::Established);
+  simtest::next_cm_event(*pch, sim::cm::EventType::Established);
   for (auto [from, to] : {std::pair{&a, &p}, std::pair{&p, &a}}) {
     std::fill(from->buf.begin(), from->buf.begin() + 64, std::uint8_t{0x5A});
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(from->buf.data()), 64, from->mr->lkey()};
@@ -993,18 +926,18 @@ TEST_CASE("the CM over InfiniBand: IPoIB addresses, MADs to QP 1 by LID, a path 
     CHECK(to->buf[63] == 0x5A);
   }
   REQUIRE(active->disconnect() == 0);
-  next_event(*pch, sim::cm::EventType::Disconnected);
+  simtest::next_cm_event(*pch, sim::cm::EventType::Disconnected);
   REQUIRE(req->id->disconnect() == 0);
-  next_event(*ach, sim::cm::EventType::Disconnected);
+  simtest::next_cm_event(*ach, sim::cm::EventType::Disconnected);
   // Nobody listens on 7999: the REJ finds its way back by the REQ's LID.
   sim::cm::Id* lost = ach->create_id();
   REQUIRE(lost->resolve_addr(std::nullopt, h0.ip, 7999) == 0);
-  next_event(*ach, sim::cm::EventType::AddrResolved);
+  simtest::next_cm_event(*ach, sim::cm::EventType::AddrResolved);
   REQUIRE(lost->resolve_route() == 0);
-  next_event(*ach, sim::cm::EventType::RouteResolved);
+  simtest::next_cm_event(*ach, sim::cm::EventType::RouteResolved);
   offer.qp_num = 0x99;
   REQUIRE(lost->connect(offer) == 0);
-  auto rej = next_event(*ach, sim::cm::EventType::Rejected);
+  auto rej = simtest::next_cm_event(*ach, sim::cm::EventType::Rejected);
   CHECK(rej->status == wire::cm::kRejInvalidServiceId);
   fabric.stop_capture();
 
