@@ -24,20 +24,19 @@
 namespace rdmalab::sim {
 
 QueuePair* ProtectionDomain::create_gsi_qp(const ibv_qp_init_attr& attr) {
-  if (device_->qps_.count(wire::cm::kGsiQpn) != 0 || attr.qp_type != IBV_QPT_UD) {
+  if (device_->qp_by_num(wire::cm::kGsiQpn) != nullptr || attr.qp_type != IBV_QPT_UD) {
     errno = attr.qp_type != IBV_QPT_UD ? EINVAL : EEXIST;
     return nullptr;
   }
   QueuePair* qp = create_qp(attr);
   if (qp == nullptr) return nullptr;
   QpImpl& q = qp->impl();
-  device_->qps_.erase(q.qpn);
-  q.engine->forget_qp(&q);
+  device_->qps_[q.qpn] = nullptr;
   // Give the number back: the application's first QP keeps the number it
   // would have had without the CM.
   if (device_->next_qpn_ == q.qpn + 1) --device_->next_qpn_;
   q.qpn = wire::cm::kGsiQpn;
-  device_->qps_[q.qpn] = &q;
+  device_->add_qp(q.qpn, &q);
   return qp;
 }
 

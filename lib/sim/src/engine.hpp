@@ -367,7 +367,6 @@ struct QpImpl {
   Time next_tx = 0;
   // NIC cost model: when this QP's send engine is next free.
   Time nic_free = 0;
-  std::vector<std::uint8_t> scratch;  // gather buffer of one MTU
 
   // --- DCQCN (dcqcn_nic.cpp), only with FabricConfig::dcqcn ---
   std::unique_ptr<DcqcnRp> rp;  // reaction point, created on first use
@@ -567,7 +566,15 @@ struct Engine {
   bool ib;
   Time now = 0;
   std::uint64_t seq = 0;
+  /// The events, in two binary heaps by (time, seq); step() takes the
+  /// earlier of their first events, so they run in one (time, seq) order.
+  /// `timers` holds the ACK and RNR timers: a QP's ACK timer event stays
+  /// queued until its deadline (restarting the timer only moves the
+  /// deadline), tens of milliseconds ahead, so on a fabric of thousands of
+  /// QPs they would outnumber the rest several times over and deepen every
+  /// push and pop of the packets' events.
   std::vector<Event> heap;
+  std::vector<Event> timers;
   std::vector<std::unique_ptr<Device>> devices;
   std::unordered_map<std::uint64_t, std::unique_ptr<Link>> links;
   std::vector<Link*> link_list;  // by Link::index
@@ -585,21 +592,16 @@ struct Engine {
   std::vector<std::unique_ptr<std::uint8_t[], PageDelete>> buffers;
   std::vector<std::uint32_t> free_buffers;
   std::unique_ptr<capture::PcapWriter> pcap;
-  /// Direct-mapped caches in front of the devices' QP and MR hash maps: the
-  /// data path looks up a QP for every frame and an MR for every WQE, and a
-  /// hash map lookup (a division, a node) costs more than the rest of a
-  /// small packet's bookkeeping. Entries are dropped with their objects.
-  struct QpSlot {
-    const Device* device = nullptr;
-    std::uint32_t qpn = 0;
-    QpImpl* qp = nullptr;
-  };
+  /// A direct-mapped cache in front of the devices' MR hash maps: the data
+  /// path looks up an MR for every WQE, and a hash map lookup (a division, a
+  /// node) costs more than the rest of a small packet's bookkeeping. Entries
+  /// are dropped with their MRs. (QPs need none: Device keeps them in a table
+  /// indexed by QP number.)
   struct MrSlot {
     const Device* device = nullptr;
     std::uint32_t key = 0;
     MemoryRegion* mr = nullptr;
   };
-  std::array<QpSlot, 64> qp_cache{};
   std::array<MrSlot, 64> mr_cache{};
   /// Frames built ahead of their transmit time wait here so that the
   /// capture stays in timestamp order (see capture_frame()). Of each frame
@@ -615,6 +617,11 @@ struct Engine {
   std::vector<std::vector<std::uint8_t>> cap_blocks;
   std::vector<std::uint32_t> cap_free;  // blocks not in cap_pending
   FabricStats stats;
+  /// Where a packet whose payload spans several SGEs is gathered
+  /// (QpImpl::gather). One for the whole fabric, not one per QP: a packet is
+  /// encoded as soon as it is gathered, and a fabric of 30,000 QPs would
+  /// otherwise hold 120 MiB of them.
+  std::vector<std::uint8_t> gather_buf;
   std::uint16_t ip_id = 0;
   wire::Frame rx_frame;  // the frame deliver() is handling
 
@@ -662,7 +669,11 @@ struct Engine {
   /// max(now, busy), propagation, loss, jitter; schedules its arrival.
   void launch(Link& ln, std::uint32_t buffer, std::size_t length);
 
-  void push_event(Time t, std::uint64_t s, EventKind kind, std::uint32_t a, std::uint64_t b);
+  static void push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKind kind,
+                         std::uint32_t a, std::uint64_t b);
+  [[nodiscard]] bool idle() const noexcept { return heap.empty() && timers.empty(); }
+  /// The time of the next event; not idle().
+  [[nodiscard]] Time next_time() const noexcept;
   void schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b);
   /// Schedules the arrival of a frame sent on `link`: the same order as
   /// schedule() gives, at a fraction of the cost (see fabric.cpp).
@@ -696,8 +707,7 @@ struct Engine {
   /// Device::qps_ and Device::mrs_ lookups (nullptr when absent).
   QpImpl* find_qp(const Device& d, std::uint32_t qpn) noexcept;
   MemoryRegion* find_mr(const Device& d, std::uint32_t key) noexcept;
-  /// To be called when a QP or MR leaves its device's map.
-  void forget_qp(const QpImpl* qp) noexcept;
+  /// To be called when an MR leaves its device's map.
   void forget_mr(const MemoryRegion* mr) noexcept;
   std::uint32_t device_index(const Device& d) const noexcept;
 };

@@ -87,8 +87,8 @@ bool Fabric::step() {
 }
 
 bool Fabric::run(Time deadline) {
-  while (!engine_->heap.empty()) {
-    if (engine_->heap.front().time > deadline) return false;
+  while (!engine_->idle()) {
+    if (engine_->next_time() > deadline) return false;
     engine_->step();
   }
   return true;
@@ -102,7 +102,7 @@ void Fabric::run_for(Time duration) {
 
 bool Fabric::run_until(const std::function<bool()>& pred, Time deadline) {
   while (!pred()) {
-    if (engine_->heap.empty() || engine_->heap.front().time > deadline) return pred();
+    if (engine_->idle() || engine_->next_time() > deadline) return pred();
     engine_->step();
   }
   return true;
@@ -122,17 +122,18 @@ const FabricConfig& Fabric::config() const noexcept {
 // whole: the read waits until the five narrow stores that made it land,
 // which on every packet costs more than the sift itself. Events leave the
 // heap in (time, seq) order whatever its layout, seq being unique.
-void Engine::push_event(Time t, std::uint64_t s, EventKind kind, std::uint32_t a, std::uint64_t b) {
-  heap.emplace_back();
-  std::size_t i = heap.size() - 1;
+void Engine::push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKind kind,
+                        std::uint32_t a, std::uint64_t b) {
+  q.emplace_back();
+  std::size_t i = q.size() - 1;
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
-    const Event& p = heap[parent];
+    const Event& p = q[parent];
     if (!Later::after(p.time, p.seq, t, s)) break;
-    heap[i] = p;
+    q[i] = p;
     i = parent;
   }
-  Event& e = heap[i];
+  Event& e = q[i];
   e.time = t;
   e.seq = s;
   e.kind = kind;
@@ -141,7 +142,14 @@ void Engine::push_event(Time t, std::uint64_t s, EventKind kind, std::uint32_t a
 }
 
 void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) {
-  push_event(t, seq++, kind, a, b);
+  const bool timer = kind == EventKind::AckTimer || kind == EventKind::RnrTimer;
+  push_event(timer ? timers : heap, t, seq++, kind, a, b);
+}
+
+Time Engine::next_time() const noexcept {
+  if (heap.empty()) return timers.front().time;
+  if (timers.empty()) return heap.front().time;
+  return std::min(heap.front().time, timers.front().time);
 }
 
 // Most events are frame arrivals, and on a link without jitter, reordering or
@@ -157,26 +165,30 @@ void Engine::schedule_arrival(Link& ln, Time t, std::uint32_t buffer, std::uint6
   const std::uint64_t s = seq++;
   if (ln.arrivals.empty()) {
     ln.arrivals.emplace_back(t, s, EventKind::Arrival, buffer, meta);
-    push_event(t, s, EventKind::LinkHead, ln.index, 0);
+    push_event(heap, t, s, EventKind::LinkHead, ln.index, 0);
   } else if (ln.arrivals.back().time <= t) {
     ln.arrivals.emplace_back(t, s, EventKind::Arrival, buffer, meta);
   } else {
-    push_event(t, s, EventKind::Arrival, buffer, meta);
+    push_event(heap, t, s, EventKind::Arrival, buffer, meta);
   }
 }
 
 bool Engine::step() {
-  if (heap.empty()) return false;
-  std::pop_heap(heap.begin(), heap.end(), later);
-  Event e = heap.back();
-  heap.pop_back();
+  if (idle()) return false;
+  // The earlier of the two queues' first events (seq breaks a tie in time,
+  // and is unique).
+  std::vector<Event>& q =
+      timers.empty() || (!heap.empty() && later(timers.front(), heap.front())) ? heap : timers;
+  std::pop_heap(q.begin(), q.end(), later);
+  Event e = q.back();
+  q.pop_back();
   if (e.kind == EventKind::LinkHead) {
     const std::uint32_t index = e.a;
     std::deque<Event>& fifo = link_list[index]->arrivals;
     e = fifo.front();
     fifo.pop_front();
     if (!fifo.empty())
-      push_event(fifo.front().time, fifo.front().seq, EventKind::LinkHead, index, 0);
+      push_event(heap, fifo.front().time, fifo.front().seq, EventKind::LinkHead, index, 0);
   }
   if (!cap_pending.empty()) flush_capture(e.time);
   now = std::max(now, e.time);
@@ -253,13 +265,7 @@ std::uint32_t Engine::device_index(const Device& d) const noexcept {
 }
 
 QpImpl* Engine::find_qp(const Device& d, std::uint32_t qpn) noexcept {
-  // QP numbers and keys are handed out in sequence: their low bits spread.
-  QpSlot& s = qp_cache[(qpn ^ (d.index_ * 0x9Du)) & (qp_cache.size() - 1)];
-  if (s.device == &d && s.qpn == qpn) return s.qp;
-  const auto it = d.qps_.find(qpn);
-  if (it == d.qps_.end()) return nullptr;
-  s = QpSlot{&d, qpn, it->second};
-  return it->second;
+  return d.qp_by_num(qpn);
 }
 
 MemoryRegion* Engine::find_mr(const Device& d, std::uint32_t key) noexcept {
@@ -269,11 +275,6 @@ MemoryRegion* Engine::find_mr(const Device& d, std::uint32_t key) noexcept {
   if (it == d.mrs_.end()) return nullptr;
   s = MrSlot{&d, key, it->second};
   return it->second;
-}
-
-void Engine::forget_qp(const QpImpl* qp) noexcept {
-  for (QpSlot& s : qp_cache)
-    if (s.qp == qp) s = QpSlot{};
 }
 
 void Engine::forget_mr(const MemoryRegion* mr) noexcept {

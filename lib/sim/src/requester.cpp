@@ -316,7 +316,8 @@ std::size_t QpImpl::gather(std::size_t slot, const SendWqe& w, std::uint64_t off
     }
     off -= sg[i].length;
   }
-  // Slow path: gather the pieces into the scratch buffer.
+  // Slow path: gather the pieces into the fabric's gather buffer.
+  std::vector<std::uint8_t>& scratch = engine->gather_buf;
   if (scratch.size() < len) scratch.resize(len);
   std::size_t done = 0;
   off = offset;

@@ -374,7 +374,6 @@ QueuePair* ProtectionDomain::create_qp(const ibv_qp_init_attr& ia) {
   impl->rq.resize(impl->cap.max_recv_wr);
   impl->rq_sge.resize(std::size_t{impl->cap.max_recv_wr} * impl->cap.max_recv_sge);
   if (srq != nullptr) ++srq->users;
-  impl->scratch.resize(4096);
   QpImpl* raw = impl.get();
   qps_.push_back(std::make_unique<QueuePair>(std::move(impl)));
   raw->handle = qps_.back().get();
@@ -390,7 +389,6 @@ int ProtectionDomain::destroy_qp(QueuePair* qp) {
   QpImpl& q = qp->impl();
   q.engine->qps[q.id] = nullptr;  // pending events for it are ignored
   device_->remove_qp(q.qpn, &q);
-  q.engine->forget_qp(&q);
   q.send_cq->remove_user();
   q.recv_cq->remove_user();
   if (q.srq != nullptr) --q.srq->users;
@@ -505,7 +503,8 @@ void add_counts(Device::Counters& c, const QueuePair::Stats& s) noexcept {
 
 Device::Counters Device::counters() const noexcept {
   Counters c = retired_;
-  for (const auto& [qpn, qp] : qps_) add_counts(c, qp->stats);
+  for (const QpImpl* qp : qps_)
+    if (qp != nullptr) add_counts(c, qp->stats);
   return c;
 }
 

@@ -648,13 +648,20 @@ class Device {
   void remove_mr(const MemoryRegion* mr) noexcept { mrs_.erase(mr->lkey()); }
   void add_mw(MemoryWindow* mw) { mws_[mw->rkey() >> 8] = mw; }
   void remove_mw(const MemoryWindow* mw) noexcept { mws_.erase(mw->rkey() >> 8); }
-  void add_qp(std::uint32_t qpn, QpImpl* qp) { qps_[qpn] = qp; }
-  /// The QP leaves the map; a type 2 window bound to it stays bound (rxe
+  void add_qp(std::uint32_t qpn, QpImpl* qp) {
+    if (qpn >= qps_.size()) qps_.resize(std::size_t{qpn} + 1, nullptr);
+    qps_[qpn] = qp;
+  }
+  /// The QP leaves the table; a type 2 window bound to it stays bound (rxe
   /// keeps a reference) but can no longer match any QP.
   void remove_qp(std::uint32_t qpn, const QpImpl* qp) noexcept {
     retire_counters(*qp);
-    qps_.erase(qpn);
+    if (qpn < qps_.size()) qps_[qpn] = nullptr;
     for (auto& [index, mw] : mws_) mw->forget_qp(qp);
+  }
+  /// The QP with number `qpn`, nullptr when there is none.
+  [[nodiscard]] QpImpl* qp_by_num(std::uint32_t qpn) const noexcept {
+    return qpn < qps_.size() ? qps_[qpn] : nullptr;
   }
   void add_ah(AddressHandle* ah) { ahs_[ah->get()] = ah; }
   /// False when the handle is not this device's.
@@ -678,7 +685,10 @@ class Device {
   std::vector<std::unique_ptr<ProtectionDomain>> pds_;
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;
   std::vector<std::unique_ptr<CompletionChannel>> channels_;
-  std::unordered_map<std::uint32_t, QpImpl*> qps_;         // by QP number
+  /// By QP number: numbers are handed out in sequence from 0x11 (and 1 for
+  /// the CM's QP), so a table indexed by the number is dense, and the data
+  /// path finds a frame's QP with one load however many QPs there are.
+  std::vector<QpImpl*> qps_;
   std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;   // by key
   std::unordered_map<std::uint32_t, MemoryWindow*> mws_;   // by key index (key >> 8)
   std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle
