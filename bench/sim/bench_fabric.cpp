@@ -11,7 +11,8 @@
 // NIC. Reports wall and CPU time, end-to-end packets (frames the hosts sent)
 // and packet-hops (those plus every frame a switch sent on) per CPU second,
 // the events the engine ran per packet, the payload rate, and the peak RSS.
-// Both cases use a path MTU of 4096, so most packets carry 4 KiB: each is
+// Both cases use a path MTU of 4096 unless told otherwise, so most packets
+// carry 4 KiB: each is
 // copied out of the sender's memory and into the receiver's, and its ICRC
 // computed once and checked once. Not a test: run it on a Release build and
 // read the figures.
@@ -38,6 +39,9 @@ double cpu_seconds() {
 }
 
 constexpr std::uint8_t kTclass = (26 << 2) | 2;  // DSCP 26, ECT(0)
+
+// The path MTU of every QP (the second argument: 256 ... 4096).
+ibv_mtu g_mtu = IBV_MTU_4096;
 
 struct Node {
   sim::Device* dev = nullptr;
@@ -74,7 +78,7 @@ void bring_up(sim::QueuePair& qp, const Node& peer, std::uint32_t dest) {
   (void)qp.modify(at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
   at = ibv_qp_attr{};
   at.qp_state = IBV_QPS_RTR;
-  at.path_mtu = IBV_MTU_4096;
+  at.path_mtu = g_mtu;
   at.dest_qp_num = dest;
   at.max_dest_rd_atomic = 1;
   at.min_rnr_timer = 12;
@@ -206,9 +210,20 @@ void bench_all_to_all() {
 
 }  // namespace
 
-// Usage: bench_fabric [incast|all-to-all] (both by default).
+// Usage: bench_fabric [incast|all-to-all|both] [MTU] (both, 4096 by default).
 int main(int argc, char** argv) {
-  const std::string only = argc > 1 ? argv[1] : "";
+  const std::string only = argc > 1 && std::string(argv[1]) != "both" ? argv[1] : "";
+  const std::string mtu = argc > 2 ? argv[2] : "4096";
+  g_mtu = mtu == "256"    ? IBV_MTU_256
+          : mtu == "512"  ? IBV_MTU_512
+          : mtu == "1024" ? IBV_MTU_1024
+          : mtu == "2048" ? IBV_MTU_2048
+                          : IBV_MTU_4096;
+  if (mtu != "4096" && g_mtu == IBV_MTU_4096) {
+    std::fprintf(stderr, "bench_fabric: MTU must be 256, 512, 1024, 2048 or 4096, not %s\n",
+                 mtu.c_str());
+    return 2;
+  }
   if (only.empty() || only == "incast") bench_incast();
   if (only.empty() || only == "all-to-all") bench_all_to_all();
   rusage ru{};

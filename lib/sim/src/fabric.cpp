@@ -248,16 +248,24 @@ Link& Engine::link(std::uint32_t from, std::uint32_t to) {
   return *slot;
 }
 
-std::uint32_t Engine::take_buffer() {
-  if (!free_buffers.empty()) {
-    const std::uint32_t index = free_buffers.back();
-    free_buffers.pop_back();
-    return index;
+std::uint32_t Engine::take_buffer(std::size_t bytes) {
+  const bool small = bytes <= kSmallBuffer;
+  std::vector<std::uint32_t>& free = small ? free_small : free_buffers;
+  if (free.empty()) {
+    // Ethernet (with a VLAN tag) + IPv6 + UDP + BTH + the largest extension
+    // headers + 4096 bytes of payload + ICRC fit in kFrameBuffer.
+    const std::size_t size = small ? kSmallBuffer : kFrameBuffer;
+    const std::size_t n = small ? 4096 / kSmallBuffer : 1;
+    pages.emplace_back(new (kPage) std::uint8_t[small ? 4096 : kFrameBuffer]);
+    for (std::size_t i = n; i-- > 0;) {
+      free.push_back(static_cast<std::uint32_t>(buffers.size()));
+      buffers.push_back(pages.back().get() + i * size);
+      small_buffer.push_back(small);
+    }
   }
-  // Ethernet (with a VLAN tag) + IPv6 + UDP + BTH + the largest extension
-  // headers + 4096 bytes of payload + ICRC fit in kFrameBuffer.
-  buffers.emplace_back(new (kPage) std::uint8_t[kFrameBuffer]);
-  return static_cast<std::uint32_t>(buffers.size() - 1);
+  const std::uint32_t index = free.back();
+  free.pop_back();
+  return index;
 }
 
 std::uint32_t Engine::device_index(const Device& d) const noexcept {
@@ -374,10 +382,8 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   spec.compute_icrc =
       cfg.verify_icrc || (pcap != nullptr && (cfg.capture_point != CapturePoint::SenderPort ||
                                               wire::frame_size(spec) <= pcap->snaplen()));
-  // Every buffer holds the largest frame (4096 bytes of payload and all the
-  // headers), so the size need not be computed first.
-  const std::uint32_t buf = take_buffer();
-  const std::size_t n = wire::encode_frame(spec, {buffers[buf].get(), kFrameBuffer});
+  const std::uint32_t buf = take_buffer(wire::frame_size(spec));
+  const std::size_t n = wire::encode_frame(spec, {buffers[buf], buffer_size(buf)});
   if (n == 0) {  // cannot happen: the QP engine only builds valid packets
     release_buffer(buf);
     ++stats.packets_dropped;
@@ -385,7 +391,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   }
   // The UDP checksum lies outside the ICRC; it is only needed on the wire
   // for IPv6, and the UDP length now covers the ICRC too (n is the frame).
-  if (!ib && !spec.dst_ip.v4) fill_udp6_checksum(buffers[buf].get(), n, spec.vlan_tci ? 18 : 14);
+  if (!ib && !spec.dst_ip.v4) fill_udp6_checksum(buffers[buf], n, spec.vlan_tci ? 18 : 14);
   ++stats.packets_sent;
   stats.payload_bytes_sent += spec.packet.payload.size();
 
@@ -408,7 +414,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   // At the sender's port a frame the link drops later is still in the
   // capture, as with the nftables drops of the rxe corpus.
   if (pcap && cfg.capture_point == CapturePoint::SenderPort)
-    capture_frame(start, wire::Bytes(buffers[buf].get(), n));
+    capture_frame(start, wire::Bytes(buffers[buf], n));
 
   const std::uint64_t nth = ++ln.offered;
   if (dropped_by_rule(ln.cfg.drops, spec.packet, nth) || ln.rng.chance(ln.cfg.loss)) {
@@ -427,7 +433,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   // --- DCQCN test tool: CE marks on ECN-capable RoCEv2 packets ---
   if (!ln.cfg.ce_marks.empty() && spec.version == wire::RoceVersion::V2 &&
       (spec.traffic_class & 0x03) != 0 && dropped_by_rule(ln.cfg.ce_marks, spec.packet, nth)) {
-    mark_ce(buffers[buf].get(), spec.vlan_tci ? 18 : 14, spec.dst_ip.v4);
+    mark_ce(buffers[buf], spec.vlan_tci ? 18 : 14, spec.dst_ip.v4);
     ++stats.packets_ce_marked;
   }
   Time arrival = ln.busy_until + ln.cfg.delay_ns;
@@ -444,8 +450,8 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   if (ln.rng.chance(ln.cfg.reorder)) arrival += ln.cfg.reorder_delay_ns;
   const std::uint64_t meta = (std::uint64_t{ln.to} << 32) | n;
   if (ln.rng.chance(ln.cfg.duplicate)) {
-    const std::uint32_t copy = take_buffer();
-    std::memcpy(buffers[copy].get(), buffers[buf].get(), n);
+    const std::uint32_t copy = take_buffer(n);
+    std::memcpy(buffers[copy], buffers[buf], n);
     schedule_arrival(ln, arrival + ln.rng.upto(ln.cfg.jitter_ns) + 1, copy, meta);
   }
   schedule_arrival(ln, arrival, buf, meta);
@@ -517,7 +523,7 @@ void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
     switch_receive(dev & ~kSwitchNode, buf, length);
     return;
   }
-  const wire::Bytes bytes(buffers[buf].get(), length);
+  const wire::Bytes bytes(buffers[buf], length);
   // At the receiving port frames are seen as they arrive, reordered or not.
   if (pcap && cfg.capture_point == CapturePoint::ReceiverPort) capture_frame(now, bytes);
   if (ib) {

@@ -367,7 +367,7 @@ std::uint32_t Engine::device_of_ip(const std::uint8_t* ip, bool v4) const noexce
 // --- Forwarding -------------------------------------------------------------------
 
 void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_t length) {
-  std::uint8_t* f = buffers[buffer].get();
+  std::uint8_t* f = buffers[buffer];
   SwitchPort& in = sw_ports[port];
   if (in.tap) in.tap->write(now, wire::Bytes(f, length));
   if (ib) {
@@ -413,13 +413,14 @@ void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_
       }
     }
   }
-  switch_enqueue(port, buffer, length, local, tc);
+  const bool ect = (v.tos & 3) != 0 && (v.tos & 3) != kEcnCe;
+  switch_enqueue(port, buffer, length, local, tc, ect ? static_cast<std::uint8_t>(v.ip) : 0, v.v4);
 }
 
 // An IB packet arrived whole at switch port `port`: its VCRC is checked,
 // its DLID looked up in the linear forwarding table, its VL is its class.
 void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::size_t length) {
-  const wire::Bytes bytes(buffers[buffer].get(), length);
+  const wire::Bytes bytes(buffers[buffer], length);
   const SwitchImpl& sw = switches[sw_ports[port].sw];
   if (!routes_ready) compute_routes();
   const auto lrh = wire::ib::parse_lrh(bytes);
@@ -447,7 +448,7 @@ void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::si
 // The frame in `buffer`, arrived on `port`, joins the queue of class `tc` at
 // the switch's egress port `local` if the buffer admits it.
 void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_t length,
-                            std::uint32_t local, std::uint8_t tc) {
+                            std::uint32_t local, std::uint8_t tc, std::uint8_t ect_ip, bool v4) {
   SwitchPort& in = sw_ports[port];
   SwitchImpl& sw = switches[in.sw];
   const std::uint32_t out_id = sw.ports[local];
@@ -475,7 +476,8 @@ void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_
     release_buffer(buffer);
     return;
   }
-  out.q[tc].push_back(QueuedFrame{buffer, static_cast<std::uint32_t>(length), port, tc});
+  out.q[tc].push_back(
+      QueuedFrame{buffer, static_cast<std::uint32_t>(length), port, tc, ect_ip, v4});
   qs.queue_bytes += length;
   qs.max_queue_bytes = std::max(qs.max_queue_bytes, qs.queue_bytes);
   sw.used += length;
@@ -562,12 +564,10 @@ void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
     send_pfc(qf.in_port, qf.prio, 0);
   }
   const EcnConfig& ecn = sw.cfg.ecn[c];
-  std::uint8_t* f = buffers[qf.buffer].get();
-  L3View v;
+  std::uint8_t* f = buffers[qf.buffer];
   bool marked = false;
-  if (ecn.enabled && view_l3(f, qf.length, v) && (v.tos & 3) != 0 && (v.tos & 3) != kEcnCe &&
-      sw.rng.chance(mark_probability(ecn, qs.queue_bytes))) {
-    mark_ce(f, v.ip, v.v4);
+  if (ecn.enabled && qf.ect_ip != 0 && sw.rng.chance(mark_probability(ecn, qs.queue_bytes))) {
+    mark_ce(f, qf.ect_ip, qf.v4);
     ++qs.ecn_marked;
     marked = true;
   }
@@ -594,8 +594,8 @@ void Engine::send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quant
   pf.opcode = wire::kPfcOpcode;
   pf.class_enable = static_cast<std::uint16_t>(1U << prio);
   pf.quanta[prio] = quanta;
-  const std::uint32_t buf = take_buffer();
-  const std::size_t n = wire::encode_pause(pf, {buffers[buf].get(), kFrameBuffer});
+  const std::uint32_t buf = take_buffer(kSmallBuffer);  // encode_pause writes 60 bytes
+  const std::size_t n = wire::encode_pause(pf, {buffers[buf], buffer_size(buf)});
   if (quanta == 0)
     ++p.stats.tx_xon[prio];
   else
@@ -604,9 +604,9 @@ void Engine::send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quant
   // a host (the host's port sees them); at the receiver's port deliver()
   // writes them when they arrive.
   if (pcap && cfg.capture_point == CapturePoint::SenderPort && (p.peer & kSwitchNode) == 0)
-    capture_frame(std::max(now, p.out->busy_until), wire::Bytes(buffers[buf].get(), n));
+    capture_frame(std::max(now, p.out->busy_until), wire::Bytes(buffers[buf], n));
   ++stats.switch_hops;
-  if (p.tap) p.tap->write(std::max(now, p.out->busy_until), wire::Bytes(buffers[buf].get(), n));
+  if (p.tap) p.tap->write(std::max(now, p.out->busy_until), wire::Bytes(buffers[buf], n));
   launch(*p.out, buf, n);
   const std::uint32_t gen = ++p.pfc_gen[prio];
   if (quanta != 0) {
@@ -640,14 +640,14 @@ void Engine::host_pfc(std::uint32_t dev) {
   pf.opcode = wire::kPfcOpcode;
   pf.class_enable = static_cast<std::uint16_t>(1U << prio);
   pf.quanta[prio] = over ? 0 : kXoffQuanta;
-  const std::uint32_t buf = take_buffer();
-  const std::size_t n = wire::encode_pause(pf, {buffers[buf].get(), kFrameBuffer});
+  const std::uint32_t buf = take_buffer(kSmallBuffer);  // encode_pause writes 60 bytes
+  const std::size_t n = wire::encode_pause(pf, {buffers[buf], buffer_size(buf)});
   ++(over ? host_stats[dev].tx_xon : host_stats[dev].tx_pause)[prio];
   // At the sender's port the capture shows it as it leaves the host, like
   // every frame the host sends (transmit()); ahead of any queued frame,
   // after the one being serialised.
   if (pcap && cfg.capture_point == CapturePoint::SenderPort)
-    capture_frame(std::max(now, up.busy_until), wire::Bytes(buffers[buf].get(), n));
+    capture_frame(std::max(now, up.busy_until), wire::Bytes(buffers[buf], n));
   launch(up, buf, n);
   if (over) return;
   const Time half =
