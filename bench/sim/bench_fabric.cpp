@@ -12,10 +12,9 @@
 // and packet-hops (those plus every frame a switch sent on) per CPU second,
 // the events the engine ran per packet, the payload rate, and the peak RSS.
 // Both cases use a path MTU of 4096 unless told otherwise, so most packets
-// carry 4 KiB: each is
-// copied out of the sender's memory and into the receiver's, and its ICRC
-// computed once and checked once. Not a test: run it on a Release build and
-// read the figures.
+// carry 4 KiB: each is copied out of the sender's memory and into the
+// receiver's, and its ICRC computed once and checked once. Not a test: run it
+// on a Release build and read the figures.
 #include <sys/resource.h>
 #include <time.h>
 
