@@ -29,8 +29,8 @@ inline constexpr std::array kCatalog{
     Message{"opt.senders", "senders writing into the one receiver (2 .. 64)",
             "向同一个接收端写入的发送端个数（2 .. 64）"},
     Message{"opt.size", "bytes of each message (2 .. 4194304)", "每条消息的字节数（2 .. 4194304）"},
-    Message{"opt.messages", "messages each sender WRITEs (1 .. 64)",
-            "每个发送端执行 WRITE 的消息条数（1 .. 64）"},
+    Message{"opt.messages", "messages each sender WRITEs (1 .. 1024)",
+            "每个发送端执行 WRITE 的消息条数（1 .. 256）"},
     Message{"opt.rate",
             "rate of every host link in Gb/s (the link between the switches: "
             "(senders + 2) x this)",
@@ -137,6 +137,19 @@ inline constexpr std::array kCatalog{
     Message{"val.completion", "{0:.1f} µs  (ideal {1:.1f})", "{0:.1f} µs（理想值 {1:.1f}）"},
     Message{"val.queue", "{0} bytes (at {1:.1f} µs)", "{0} 字节（出现在 {1:.1f} µs）"},
     Message{"val.retx", "{0}  (NAK {1}, timeouts {2})", "{0}（NAK {1}，超时 {2}）"},
+    Message{"row.window", "rates over [{0:.0f}, {1:.0f}] ms", "[{0:.0f}, {1:.0f}] ms 内的速率"},
+    Message{"val.window", "{0:.2f} .. {1:.2f} Gb/s (link / N {2:.2f})",
+            "{0:.2f} .. {1:.2f} Gb/s（链路 / N 为 {2:.2f}）"},
+    Message{"val.window_short",
+            "not measured: a sender finished at {0:.1f} ms (chapter 26 runs --senders 4 --size "
+            "4194304 --messages 288)",
+            "未测量：有发送端在 {0:.1f} ms 时已经发完（第 26 章运行的是 --senders 4 --size "
+            "4194304 --messages 288）"},
+    Message{"check.fair_share",
+            "every sender's rate over [{0:.0f}, {1:.0f}] ms within 10% of link / N: {2:.2f} .. "
+            "{3:.2f} Gb/s (derived for 4 senders with hpcc-dcqcn)",
+            "每个发送端在 [{0:.0f}, {1:.0f}] ms 内的速率都在链路 / N 的 10% 以内：{2:.2f} .. "
+            "{3:.2f} Gb/s（针对 4 个发送端、hpcc-dcqcn 推导）"},
     Message{"val.rates", "{0:.2f} .. {1:.2f} Gb/s, mean {2:.2f} (link / N {3:.2f})",
             "{0:.2f} .. {1:.2f} Gb/s，均值 {2:.2f}（链路 / N {3:.2f}）"},
     Message{"check.complete", "every WRITE completed successfully and every byte is in place",
@@ -192,8 +205,11 @@ inline constexpr std::array kCatalog{
             "--senders 16：扇入翻倍；哪些数字随 N 变化？"},
     Message{"try.2", "--run pfc --senders 32: how slow does the victim get?",
             "--run pfc --senders 32：受害流会慢到什么程度？"},
-    Message{"try.3", "--messages 8: a longer incast; do the DCQCN rates get closer to link / N?",
-            "--messages 8：更长的 incast；DCQCN 速率会更接近链路 / N 吗？"},
+    Message{"try.3",
+            "--run dcqcn --senders 4 --size 4194304 --messages 288: 393 ms of incast; are the "
+            "rates within 10% of link / N from 300 ms on?",
+            "--run dcqcn --senders 4 --size 4194304 --messages 288：393 ms 的 incast；从 300 ms "
+            "起各速率都在链路 / N 的 10% 以内吗？"},
     Message{"try.4", "--json: every number, for a script", "--json：输出全部数字，供脚本使用"},
 };
 

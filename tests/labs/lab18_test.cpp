@@ -42,9 +42,12 @@
 //     do not clamp the target rate on a cut that no increase preceded
 //     (ClampTargetRate 0), so Rt is still the line rate at a sender's first
 //     increase event: its first recovery is Rc = ceil((R + Rc) / 2), at
-//     least R / 2. Not checked, because the simulator does not do it (the
-//     chapter's known limitations): the senders' rates within 10% of
-//     link / N, and a queue held under XOFF (2 Kmax).
+//     least R / 2. The senders' rates within 10% of link / N: derived in
+//     chapter 26 for 4 senders over [300 ms, 350 ms] (fast recovery gives
+//     back all but 1 / 2^m of every cut, so differences fade with tau up to
+//     127 ms); the 1.4 ms incast here ends long before, so the lab reports
+//     the window as not measured and does not check it
+//     (tests/sim/sim_switch_test.cpp runs the 350 ms incast).
 #include <cstdint>
 #include <filesystem>
 
@@ -147,6 +150,14 @@ TEST_CASE("lab18 the three runs against the derivations (8 senders, 2 x 1 MiB, 1
     CHECK(v.at(0).at("target_bps").get<std::uint64_t>() == line);
     CHECK(v.at(0).at("to_bps").get<std::uint64_t>() == (line + from + 1) / 2);
   }
+  // The fair-share window, [300 ms, 350 ms], lies past this incast's end.
+  const json& window = dcqcn.at("window");
+  CHECK(window.at("from_ns").get<std::int64_t>() == 300'000'000);
+  CHECK(window.at("to_ns").get<std::int64_t>() == 350'000'000);
+  CHECK_FALSE(window.at("measured").get<bool>());
+  CHECK(window.at("gbps").empty());
+  CHECK(window.at("first_done_ns").get<std::int64_t>() < 300'000'000);
+  for (const auto& c : j.at("checks")) CHECK(c.at("id") != "dcqcn.fair_share");
 
   // Every check the lab made holds, and rdmapcap reads each run's capture.
   for (const auto& c : j.at("checks")) {
@@ -219,6 +230,7 @@ TEST_CASE("lab18 bad input: a real device, too few senders, an unknown run") {
   CHECK(run({LAB_lab18_incast, "--backend", "sim", "--run", "tcp"}).status == 2);
   CHECK(run({LAB_lab18_incast, "--backend", "sim", "--dcqcn", "timely"}).status == 2);
   CHECK(run({LAB_lab18_incast, "--backend", "sim", "-s", "1"}).status == 2);
+  CHECK(run({LAB_lab18_incast, "--backend", "sim", "--messages", "1025"}).status == 2);
   const auto en =
       run_pty({LAB_lab18_incast, "--lang", "en", "--backend", "verbs"}, "\x01never\x01", 20);
   CHECK(en.status == 2);

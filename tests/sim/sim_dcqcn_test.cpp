@@ -8,6 +8,7 @@
 // step Rc' = ceil((Rt + Rc) / 2).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -211,6 +212,48 @@ TEST_CASE("DCQCN RP, the reference code's periodic reaction (hpcc_dcqcn at 25 Gb
   rp.advance_to(1'512'000);
   CHECK(rp.target_bps() == 18'952'095'967);
   CHECK(rp.rate_bps() == 18'738'043'225);
+}
+
+TEST_CASE("DCQCN RP: fast recovery gives back all but 1 / 2^m of a cut that two senders share") {
+  // Chapter 26's fairness argument, on two reaction points alone: the same
+  // parameters (hpcc_dcqcn at 25 G, so the same AI and HAI), one at a line
+  // rate of 25 G and one at 20 G, and the same CNPs as the test above (a
+  // first CNP at 0, one at 310 us). Their alpha trajectories are the same
+  // (alpha does not depend on the rate), so is every cut's fraction; the
+  // rates differ. At 304 us, after the first cut and its fast recovery,
+  // Rc = 18847095967 and 15077676774: d0 = 3769419193. The cut at 312 us
+  // clamps each Rt to its Rc and takes alpha / 2 = 313213 / 2^21 off both:
+  // the difference becomes d0 (1 - alpha / 2), as in AIMD. But every
+  // increase event halves each Rc's distance to its own Rt (the AI and HAI
+  // steps are the same for both), so after m events the difference is
+  // d0 (1 - alpha / 2^(m + 1)): 85.06%, 92.53%, 96.27%, 98.13%, 99.07% of
+  // d0. Every operation rounds to the bit/s: within 1 bit/s of the formula.
+  const sim::DcqcnParams p = sim::hpcc_dcqcn(25'000'000'000);
+  sim::DcqcnRp a(p, 25'000'000'000);
+  sim::DcqcnRp b(p, 20'000'000'000);
+  for (sim::DcqcnRp* rp : {&a, &b}) rp->on_cnp(0);
+  for (sim::DcqcnRp* rp : {&a, &b}) rp->advance_to(304'000);
+  const auto diff = [&] {
+    return static_cast<double>(a.rate_bps()) - static_cast<double>(b.rate_bps());
+  };
+  const double d0 = diff();
+  CHECK(d0 == 3'769'419'193.0);
+  for (sim::DcqcnRp* rp : {&a, &b}) rp->on_cnp(310'000);
+  for (sim::DcqcnRp* rp : {&a, &b}) rp->advance_to(312'000);
+  REQUIRE(a.alpha() == 313'213);
+  REQUIRE(b.alpha() == 313'213);
+  CHECK(a.target_bps() == 18'847'095'967);
+  CHECK(b.target_bps() == 15'077'676'774);
+  const double alpha = 313'213.0 / kOne;
+  CHECK(std::abs(diff() - d0 * (1 - alpha / 2)) <= 1.0);
+  for (int m = 1; m <= 4; ++m) {
+    CAPTURE(m);
+    const sim::Time t = 312'000 + m * 300'000;  // the increase timer
+    for (sim::DcqcnRp* rp : {&a, &b}) rp->advance_to(t);
+    CHECK(std::abs(diff() - d0 * (1 - alpha / std::pow(2.0, m + 1))) <= 1.0);
+  }
+  // After fast recovery, additive and two hyper steps: 99.07% of d0 left.
+  CHECK(diff() / d0 > 0.99);
 }
 
 TEST_CASE("DCQCN RP recovers to the line rate and stops its timers") {

@@ -133,8 +133,13 @@ struct DcqcnParams {
 /// with the rate), g 1/256, alpha timer 1 us, rate cut at most every 4 us,
 /// rate-increase timer 300 us, no byte counter, F 1, AI 5 Mb/s and HAI
 /// 50 Mb/s (at 25 Gb/s, scaled), min rate 1 Gb/s, no clamp. The reference
-/// code sends no CNP of its own (an ACK carries a CNP flag); this preset
-/// paces CNPs at 4 us, which its RP samples every 4 us anyway.
+/// code sends no CNP of its own: it ACKs every packet (L2_ACK_INTERVAL 1)
+/// and the ACK of a CE-marked packet carries a CNP flag, so its alpha timer
+/// may see a CNP in every 1 us period. This preset paces CNPs at 4 us, as
+/// mlx5 NPs do: the cut, sampled every 4 us, sees the same; alpha rises by
+/// g at most once per 4 us instead of once per 1 us while every packet is
+/// marked (above Kmax). Between Kmin and Kmax a period rarely holds two
+/// marked packets of one QP and the two agree (chapter 26 measures both).
 [[nodiscard]] DcqcnParams hpcc_dcqcn(std::uint64_t line_rate_bps);
 /// NVIDIA ConnectX-4 and later, the firmware defaults of the mlx5 cc_params
 /// as NVIDIA's "DCQCN parameters" page lists them: dce_tcp_g 1019 (g =
