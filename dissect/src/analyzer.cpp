@@ -1711,19 +1711,27 @@ const AnalyzerOptions& Analyzer::options() const noexcept {
 std::vector<ConversationSummary> Analyzer::summaries() const {
   std::vector<ConversationSummary> out;
   out.reserve(impl_->convs.size());
-  for (const Conversation& v : impl_->convs) {
-    ConversationSummary s;
-    s.id = v.id;
-    s.a = v.a;
-    s.b = v.b;
-    s.packets = v.packets;
-    s.first_ns = v.first_ns;
-    s.last_ns = v.last_ns;
-    for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1]->next_in_conv)
-      s.channels.push_back(impl_->summarize(*impl_->channels[n - 1]));
-    out.push_back(std::move(s));
-  }
+  for (const Conversation& v : impl_->convs) out.push_back(summary(v.id));
   return out;
+}
+
+std::size_t Analyzer::conversation_count() const noexcept {
+  return impl_->convs.size();
+}
+
+ConversationSummary Analyzer::summary(std::uint32_t id) const {
+  const Conversation& v = impl_->convs.at(id - 1);
+  ConversationSummary s;
+  s.id = v.id;
+  s.a = v.a;
+  s.b = v.b;
+  s.packets = v.packets;
+  s.first_ns = v.first_ns;
+  s.last_ns = v.last_ns;
+  s.channels.reserve(v.channel_count);
+  for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1]->next_in_conv)
+    s.channels.push_back(impl_->summarize(*impl_->channels[n - 1]));
+  return s;
 }
 
 std::vector<PfcSummary> Analyzer::pfc() const {

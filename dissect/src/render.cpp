@@ -539,9 +539,9 @@ void render_pfc_text(const CaptureStats& st, std::span<const PfcSummary> pfc, st
 
 }  // namespace
 
-void render_summary_text(const CaptureStats& st, std::span<const ConversationSummary> convs,
-                         std::string& out, std::span<const PfcSummary> pfc) {
-  using detail::format_duration;
+namespace {
+
+void summary_text_head(const CaptureStats& st, std::size_t conversations, std::string& out) {
   put(out, "{}\n",
       i18n::tr(M("sum.capture"), st.frames, st.roce, st.roce_v1, st.other, st.malformed,
                st.snap_truncated, st.unknown_opcode, st.icrc_errors, st.datagrams));
@@ -550,65 +550,70 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
   if (st.cnps_unattributed)
     put(out, "{}\n", i18n::tr(M("sum.cnps_unattributed"), st.cnps_unattributed));
   put(out, "{}\n", i18n::tr(M("sum.duration"), detail::format_seconds(st.last_ns - st.first_ns)));
-  if (convs.empty()) {
-    put(out, "{}\n", i18n::tr(M("sum.none")));
-    render_pfc_text(st, pfc, out);
-    return;
+  if (conversations == 0) put(out, "{}\n", i18n::tr(M("sum.none")));
+}
+
+void summary_text_conversation(const ConversationSummary& v, std::string& out) {
+  using detail::format_duration;
+  put(out, "\n{}\n",
+      i18n::tr(M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
+               detail::format_seconds(v.last_ns - v.first_ns)));
+  for (const ChannelSummary& c : v.channels) {
+    put(out, "{}\n",
+        i18n::tr(M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder)));
+    put(out, "{}\n", i18n::tr(M("sum.packets"), c.request_packets, c.response_packets));
+    put(out, "{}\n",
+        i18n::tr(M("sum.messages"), c.sends, c.writes, c.reads, c.compare_swaps, c.fetch_adds));
+    put(out, "{}\n", i18n::tr(M("sum.payload"), c.payload_bytes, c.unique_payload_bytes));
+    if (c.path_mtu == 0)
+      put(out, "{}\n", i18n::tr(M("sum.mtu_unknown")));
+    else
+      put(out, "{}\n",
+          i18n::tr(c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu));
+    put(out, "{}\n", i18n::tr(M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.out_of_order));
+    put(out, "{}\n", i18n::tr(M("sum.acks"), c.acks, c.duplicate_acks));
+    put(out, "{}\n",
+        i18n::tr(M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4],
+                 c.go_back_n));
+    if (c.rnr_naks)
+      put(out, "{}\n", i18n::tr(M("sum.rnr"), c.rnr_naks, format_duration(c.rnr_wait_ns)));
+    if (c.timeouts)
+      put(out, "{}\n",
+          i18n::tr(M("sum.timeouts"), c.timeouts, format_duration(c.timeout_gap_ns),
+                   c.timeout_exponent ? fmt::format("{}", *c.timeout_exponent) : "?",
+                   c.max_retries));
+    else
+      put(out, "{}\n", i18n::tr(M("sum.no_timeouts")));
+    if (c.retry_exhausted) put(out, "{}\n", i18n::tr(M("sum.exhausted")));
+    if (c.still_retrying) put(out, "{}\n", i18n::tr(M("sum.still_retrying")));
+    if (c.rtt_samples)
+      put(out, "{}\n",
+          i18n::tr(M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
+                   format_duration(c.rtt_max_ns), c.rtt_samples));
+    else
+      put(out, "{}\n", i18n::tr(M("sum.rtt_none")));
+    put(out, "{}\n", i18n::tr(M("sum.goodput"), detail::format_rate(c.goodput_bps)));
+    if (c.cnps || c.icrc_errors) put(out, "{}\n", i18n::tr(M("sum.cnp"), c.cnps, c.icrc_errors));
+    if (c.cnps || c.ecn_ce)
+      put(out, "{}\n",
+          i18n::tr(M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
+                   format_duration(c.cnp_interval_median_ns),
+                   format_duration(c.ce_to_cnp_median_ns)));
+    if (c.fecn || c.becn) put(out, "{}\n", i18n::tr(M("sum.fecn"), c.fecn, c.becn));
+    if (c.rate_cnps)
+      put(out, "{}\n",
+          i18n::tr(M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
+                   detail::format_rate(c.rate_before_cnp_bps / 8),
+                   detail::format_rate(c.rate_after_cnp_bps / 8)));
   }
-  for (const ConversationSummary& v : convs) {
-    put(out, "\n{}\n",
-        i18n::tr(M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
-                 detail::format_seconds(v.last_ns - v.first_ns)));
-    for (const ChannelSummary& c : v.channels) {
-      put(out, "{}\n",
-          i18n::tr(M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder)));
-      put(out, "{}\n", i18n::tr(M("sum.packets"), c.request_packets, c.response_packets));
-      put(out, "{}\n",
-          i18n::tr(M("sum.messages"), c.sends, c.writes, c.reads, c.compare_swaps, c.fetch_adds));
-      put(out, "{}\n", i18n::tr(M("sum.payload"), c.payload_bytes, c.unique_payload_bytes));
-      if (c.path_mtu == 0)
-        put(out, "{}\n", i18n::tr(M("sum.mtu_unknown")));
-      else
-        put(out, "{}\n",
-            i18n::tr(c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu));
-      put(out, "{}\n",
-          i18n::tr(M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.out_of_order));
-      put(out, "{}\n", i18n::tr(M("sum.acks"), c.acks, c.duplicate_acks));
-      put(out, "{}\n",
-          i18n::tr(M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4],
-                   c.go_back_n));
-      if (c.rnr_naks)
-        put(out, "{}\n", i18n::tr(M("sum.rnr"), c.rnr_naks, format_duration(c.rnr_wait_ns)));
-      if (c.timeouts)
-        put(out, "{}\n",
-            i18n::tr(M("sum.timeouts"), c.timeouts, format_duration(c.timeout_gap_ns),
-                     c.timeout_exponent ? fmt::format("{}", *c.timeout_exponent) : "?",
-                     c.max_retries));
-      else
-        put(out, "{}\n", i18n::tr(M("sum.no_timeouts")));
-      if (c.retry_exhausted) put(out, "{}\n", i18n::tr(M("sum.exhausted")));
-      if (c.still_retrying) put(out, "{}\n", i18n::tr(M("sum.still_retrying")));
-      if (c.rtt_samples)
-        put(out, "{}\n",
-            i18n::tr(M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
-                     format_duration(c.rtt_max_ns), c.rtt_samples));
-      else
-        put(out, "{}\n", i18n::tr(M("sum.rtt_none")));
-      put(out, "{}\n", i18n::tr(M("sum.goodput"), detail::format_rate(c.goodput_bps)));
-      if (c.cnps || c.icrc_errors) put(out, "{}\n", i18n::tr(M("sum.cnp"), c.cnps, c.icrc_errors));
-      if (c.cnps || c.ecn_ce)
-        put(out, "{}\n",
-            i18n::tr(M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
-                     format_duration(c.cnp_interval_median_ns),
-                     format_duration(c.ce_to_cnp_median_ns)));
-      if (c.fecn || c.becn) put(out, "{}\n", i18n::tr(M("sum.fecn"), c.fecn, c.becn));
-      if (c.rate_cnps)
-        put(out, "{}\n",
-            i18n::tr(M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
-                     detail::format_rate(c.rate_before_cnp_bps / 8),
-                     detail::format_rate(c.rate_after_cnp_bps / 8)));
-    }
-  }
+}
+
+}  // namespace
+
+void render_summary_text(const CaptureStats& st, std::span<const ConversationSummary> convs,
+                         std::string& out, std::span<const PfcSummary> pfc) {
+  summary_text_head(st, convs.size(), out);
+  for (const ConversationSummary& v : convs) summary_text_conversation(v, out);
   render_pfc_text(st, pfc, out);
 }
 
@@ -684,19 +689,50 @@ Json channel_json(const ChannelSummary& c) {
 
 }  // namespace
 
-void render_summary_json(const CaptureStats& st, std::span<const ConversationSummary> convs,
-                         std::string& out, std::span<const PfcSummary> pfc) {
-  Json conversations = Json::array();
-  for (const ConversationSummary& v : convs) {
-    Json channels = Json::array();
-    for (const ChannelSummary& c : v.channels) channels.push_back(channel_json(c));
-    conversations.push_back({{"id", v.id},
-                             {"a", endpoint_json(v.a)},
-                             {"b", endpoint_json(v.b)},
-                             {"packets", v.packets},
-                             {"duration_ns", v.last_ns - v.first_ns},
-                             {"channels", std::move(channels)}});
-  }
+namespace {
+
+// The summary document, {"capture":{...},"conversations":[...],"pfc":[...]},
+// is written in pieces: each piece is dumped as nlohmann-json dumps it inside
+// the whole (compact, no spaces), so the pieces put together are the document.
+
+void summary_json_head(const CaptureStats& st, std::string& out) {
+  const Json capture{{"frames", st.frames},
+                     {"roce", st.roce},
+                     {"roce_v1", st.roce_v1},
+                     {"native_ib", st.native_ib},
+                     {"vcrc_errors", st.vcrc_errors},
+                     {"other", st.other},
+                     {"malformed", st.malformed},
+                     {"snap_truncated", st.snap_truncated},
+                     {"unknown_opcode", st.unknown_opcode},
+                     {"icrc_errors", st.icrc_errors},
+                     {"datagrams", st.datagrams},
+                     {"untracked", st.untracked},
+                     {"cnps_unattributed", st.cnps_unattributed},
+                     {"bytes", st.bytes},
+                     {"duration_ns", st.last_ns - st.first_ns},
+                     {"pause_frames", st.pause_frames},
+                     {"link_speed_bps", st.link_speed_bps},
+                     {"link_speed_source", speed_source_name(st.link_speed_source)}};
+  out += "{\"capture\":";
+  out += capture.dump();
+  out += ",\"conversations\":[";
+}
+
+void summary_json_conversation(const ConversationSummary& v, bool first, std::string& out) {
+  Json channels = Json::array();
+  for (const ChannelSummary& c : v.channels) channels.push_back(channel_json(c));
+  const Json conv{{"id", v.id},
+                  {"a", endpoint_json(v.a)},
+                  {"b", endpoint_json(v.b)},
+                  {"packets", v.packets},
+                  {"duration_ns", v.last_ns - v.first_ns},
+                  {"channels", std::move(channels)}};
+  if (!first) out.push_back(',');
+  out += conv.dump();
+}
+
+void summary_json_tail(std::span<const PfcSummary> pfc, std::string& out) {
   Json pauses = Json::array();
   for (const PfcSummary& p : pfc)
     pauses.push_back({{"src", wire::mac_to_string(p.src)},
@@ -707,29 +743,42 @@ void render_summary_json(const CaptureStats& st, std::span<const ConversationSum
                       {"longest_pause_ns", p.longest_pause_ns},
                       {"storms", p.storms},
                       {"paused_at_end", p.paused_at_end}});
-  const Json doc{{"capture",
-                  {{"frames", st.frames},
-                   {"roce", st.roce},
-                   {"roce_v1", st.roce_v1},
-                   {"native_ib", st.native_ib},
-                   {"vcrc_errors", st.vcrc_errors},
-                   {"other", st.other},
-                   {"malformed", st.malformed},
-                   {"snap_truncated", st.snap_truncated},
-                   {"unknown_opcode", st.unknown_opcode},
-                   {"icrc_errors", st.icrc_errors},
-                   {"datagrams", st.datagrams},
-                   {"untracked", st.untracked},
-                   {"cnps_unattributed", st.cnps_unattributed},
-                   {"bytes", st.bytes},
-                   {"duration_ns", st.last_ns - st.first_ns},
-                   {"pause_frames", st.pause_frames},
-                   {"link_speed_bps", st.link_speed_bps},
-                   {"link_speed_source", speed_source_name(st.link_speed_source)}}},
-                 {"conversations", std::move(conversations)},
-                 {"pfc", std::move(pauses)}};
-  out += doc.dump();
-  out.push_back('\n');
+  out += "],\"pfc\":";
+  out += pauses.dump();
+  out += "}\n";
+}
+
+}  // namespace
+
+void render_summary_json(const CaptureStats& st, std::span<const ConversationSummary> convs,
+                         std::string& out, std::span<const PfcSummary> pfc) {
+  summary_json_head(st, out);
+  for (std::size_t i = 0; i < convs.size(); ++i) summary_json_conversation(convs[i], i == 0, out);
+  summary_json_tail(pfc, out);
+}
+
+SummaryWriter::SummaryWriter(Format format, const CaptureStats& stats, std::size_t conversations,
+                             std::string& out)
+    : format_(format), stats_(stats), out_(out) {
+  if (format_ == Format::Json)
+    summary_json_head(stats_, out_);
+  else
+    summary_text_head(stats_, conversations, out_);
+}
+
+void SummaryWriter::conversation(const ConversationSummary& v) {
+  if (format_ == Format::Json)
+    summary_json_conversation(v, written_ == 0, out_);
+  else
+    summary_text_conversation(v, out_);
+  ++written_;
+}
+
+void SummaryWriter::end(std::span<const PfcSummary> pfc) {
+  if (format_ == Format::Json)
+    summary_json_tail(pfc, out_);
+  else
+    render_pfc_text(stats_, pfc, out_);
 }
 
 void render_payload_hex(const PacketRecord& rec, bool compact, std::string& out) {

@@ -197,12 +197,17 @@ int cmd_summary(const std::string& path, bool json, bool check_icrc,
       path, analyzer, out, [](dissect::PacketRecord&) {}, errors, check_icrc);
   if (rc != kExitOk) return rc;
   const int code = finish(analyzer, errors, [](const dissect::Event&) {});
-  const auto convs = analyzer.summaries();
-  const auto pfc = analyzer.pfc();
-  if (json)
-    dissect::render_summary_json(analyzer.stats(), convs, out.buf, pfc);
-  else
-    dissect::render_summary_text(analyzer.stats(), convs, out.buf, pfc);
+  // One conversation's summary at a time, written out as the buffer fills:
+  // a capture of a whole cluster has hundreds of thousands.
+  const std::size_t n = analyzer.conversation_count();
+  dissect::SummaryWriter writer(
+      json ? dissect::SummaryWriter::Format::Json : dissect::SummaryWriter::Format::Text,
+      analyzer.stats(), n, out.buf);
+  for (std::size_t id = 1; id <= n; ++id) {
+    writer.conversation(analyzer.summary(static_cast<std::uint32_t>(id)));
+    out.maybe_flush();
+  }
+  writer.end(analyzer.pfc());
   return code;
 }
 
@@ -225,7 +230,7 @@ int cmd_ladder(const std::string& path, std::uint32_t conv, const std::string& s
   const auto ends = first.endpoints(conv);
   if (!ends) {
     std::fprintf(stderr, "%s\n",
-                 i18n::tr(M("err.no_conv"), conv, first.summaries().size()).c_str());
+                 i18n::tr(M("err.no_conv"), conv, first.conversation_count()).c_str());
     return kExitUsage;
   }
   const char* no_color = std::getenv("NO_COLOR");

@@ -201,6 +201,12 @@ class Analyzer {
   [[nodiscard]] const CaptureStats& stats() const noexcept;
   [[nodiscard]] const AnalyzerOptions& options() const noexcept;
   [[nodiscard]] std::vector<ConversationSummary> summaries() const;
+  /// The conversations found so far (their ids are 1 to this number).
+  [[nodiscard]] std::size_t conversation_count() const noexcept;
+  /// The summary of one conversation (1-based id, at most
+  /// conversation_count()): summaries()[id - 1], built alone, so that a
+  /// caller writing them out one by one holds one at a time.
+  [[nodiscard]] ConversationSummary summary(std::uint32_t id) const;
   /// Pause frames per sender MAC and priority, in order of first frame.
   [[nodiscard]] std::vector<PfcSummary> pfc() const;
   /// The endpoints of a conversation (1-based id); nullopt when unknown.
