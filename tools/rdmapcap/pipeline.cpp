@@ -19,6 +19,12 @@ constexpr std::size_t kBatches = 3;
 }  // namespace
 
 Pipeline::Pipeline(capture::PcapReader& reader) : reader_(reader) {
+  if (reader.mapped()) {
+    // Reading a mapped file is a cursor moving through memory: a thread
+    // would cost more in hand-overs than it saves.
+    inline_ = true;
+    return;
+  }
   for (std::size_t i = 0; i < kBatches; ++i) {
     batches_.push_back(std::make_unique<Batch>());
     batches_.back()->arena.resize(kBatchBytes);

@@ -8,6 +8,13 @@
 // output). Three batches exist, so memory stays bounded whatever the
 // capture's size, and the caller sees exactly the frames, in the order and
 // with the error, that reading on one thread would give.
+//
+// A classic pcap file is read from a memory mapping (PcapReader::mapped()),
+// with no copy and no system call per record: then there is nothing to
+// hand to a thread, and every frame is read on the caller's. On a machine
+// whose cores are shared, a thread woken a thousand times per gigabyte
+// waited for a core each time: with the reading thread, a 1 KiB-frame
+// capture took twice its CPU time in wall time.
 #pragma once
 
 #include <atomic>

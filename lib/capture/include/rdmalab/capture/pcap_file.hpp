@@ -3,7 +3,9 @@
 // This is the only place in rdmalab that includes <pcap.h>: the decoder and
 // the analyser take byte spans, and the tools and the simulator reach files
 // through these two classes. Both pcap and pcapng are read (libpcap detects
-// the format); timestamps are kept in nanoseconds.
+// the format); timestamps are kept in nanoseconds. A classic pcap file's
+// records are read in place from a memory mapping, libpcap taking over at
+// the first record it must judge (see pcap_file.cpp).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +54,11 @@ class PcapReader {
   /// Reads the next packet. Returns false at the end of the file; throws
   /// CaptureError when the file is damaged (e.g. truncated mid-record).
   [[nodiscard]] bool next(Packet& out);
+  /// Whether the file is being read from a memory mapping (a classic pcap
+  /// file): next() then costs no system call and no copy, and the bytes of
+  /// a packet stay valid after the next read, as long as the reader lives.
+  /// Otherwise libpcap reads it (pcapng, a pipe), a copy per record.
+  [[nodiscard]] bool mapped() const noexcept;
   /// Bytes of the file consumed so far and its total size (for progress).
   [[nodiscard]] std::uint64_t position() const noexcept;
   [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
