@@ -541,6 +541,14 @@ void render_pfc_text(const CaptureStats& st, std::span<const PfcSummary> pfc, st
 
 namespace {
 
+/// One line of a message in the user's language, formatted straight into
+/// `out` (a summary of a whole cluster writes millions).
+template <class... Args>
+void line(std::string& out, const i18n::Message& m, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), fmt::runtime(i18n::text(m)), std::forward<Args>(args)...);
+  out.push_back('\n');
+}
+
 void summary_text_head(const CaptureStats& st, std::size_t conversations, std::string& out) {
   put(out, "{}\n",
       i18n::tr(M("sum.capture"), st.frames, st.roce, st.roce_v1, st.other, st.malformed,
@@ -559,52 +567,40 @@ void summary_text_conversation(const ConversationSummary& v, std::string& out) {
       i18n::tr(M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
                detail::format_seconds(v.last_ns - v.first_ns)));
   for (const ChannelSummary& c : v.channels) {
-    put(out, "{}\n",
-        i18n::tr(M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder)));
-    put(out, "{}\n", i18n::tr(M("sum.packets"), c.request_packets, c.response_packets));
-    put(out, "{}\n",
-        i18n::tr(M("sum.messages"), c.sends, c.writes, c.reads, c.compare_swaps, c.fetch_adds));
-    put(out, "{}\n", i18n::tr(M("sum.payload"), c.payload_bytes, c.unique_payload_bytes));
+    line(out, M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder));
+    line(out, M("sum.packets"), c.request_packets, c.response_packets);
+    line(out, M("sum.messages"), c.sends, c.writes, c.reads, c.compare_swaps, c.fetch_adds);
+    line(out, M("sum.payload"), c.payload_bytes, c.unique_payload_bytes);
     if (c.path_mtu == 0)
-      put(out, "{}\n", i18n::tr(M("sum.mtu_unknown")));
+      line(out, M("sum.mtu_unknown"));
     else
-      put(out, "{}\n",
-          i18n::tr(c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu));
-    put(out, "{}\n", i18n::tr(M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.out_of_order));
-    put(out, "{}\n", i18n::tr(M("sum.acks"), c.acks, c.duplicate_acks));
-    put(out, "{}\n",
-        i18n::tr(M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4],
-                 c.go_back_n));
-    if (c.rnr_naks)
-      put(out, "{}\n", i18n::tr(M("sum.rnr"), c.rnr_naks, format_duration(c.rnr_wait_ns)));
+      line(out, c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu);
+    line(out, M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.out_of_order);
+    line(out, M("sum.acks"), c.acks, c.duplicate_acks);
+    line(out, M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4], c.go_back_n);
+    if (c.rnr_naks) line(out, M("sum.rnr"), c.rnr_naks, format_duration(c.rnr_wait_ns));
     if (c.timeouts)
-      put(out, "{}\n",
-          i18n::tr(M("sum.timeouts"), c.timeouts, format_duration(c.timeout_gap_ns),
-                   c.timeout_exponent ? fmt::format("{}", *c.timeout_exponent) : "?",
-                   c.max_retries));
+      line(out, M("sum.timeouts"), c.timeouts, format_duration(c.timeout_gap_ns),
+           c.timeout_exponent ? fmt::format("{}", *c.timeout_exponent) : "?", c.max_retries);
     else
-      put(out, "{}\n", i18n::tr(M("sum.no_timeouts")));
-    if (c.retry_exhausted) put(out, "{}\n", i18n::tr(M("sum.exhausted")));
-    if (c.still_retrying) put(out, "{}\n", i18n::tr(M("sum.still_retrying")));
+      line(out, M("sum.no_timeouts"));
+    if (c.retry_exhausted) line(out, M("sum.exhausted"));
+    if (c.still_retrying) line(out, M("sum.still_retrying"));
     if (c.rtt_samples)
-      put(out, "{}\n",
-          i18n::tr(M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
-                   format_duration(c.rtt_max_ns), c.rtt_samples));
+      line(out, M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
+           format_duration(c.rtt_max_ns), c.rtt_samples);
     else
-      put(out, "{}\n", i18n::tr(M("sum.rtt_none")));
-    put(out, "{}\n", i18n::tr(M("sum.goodput"), detail::format_rate(c.goodput_bps)));
-    if (c.cnps || c.icrc_errors) put(out, "{}\n", i18n::tr(M("sum.cnp"), c.cnps, c.icrc_errors));
+      line(out, M("sum.rtt_none"));
+    line(out, M("sum.goodput"), detail::format_rate(c.goodput_bps));
+    if (c.cnps || c.icrc_errors) line(out, M("sum.cnp"), c.cnps, c.icrc_errors);
     if (c.cnps || c.ecn_ce)
-      put(out, "{}\n",
-          i18n::tr(M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
-                   format_duration(c.cnp_interval_median_ns),
-                   format_duration(c.ce_to_cnp_median_ns)));
-    if (c.fecn || c.becn) put(out, "{}\n", i18n::tr(M("sum.fecn"), c.fecn, c.becn));
+      line(out, M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
+           format_duration(c.cnp_interval_median_ns), format_duration(c.ce_to_cnp_median_ns));
+    if (c.fecn || c.becn) line(out, M("sum.fecn"), c.fecn, c.becn);
     if (c.rate_cnps)
-      put(out, "{}\n",
-          i18n::tr(M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
-                   detail::format_rate(c.rate_before_cnp_bps / 8),
-                   detail::format_rate(c.rate_after_cnp_bps / 8)));
+      line(out, M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
+           detail::format_rate(c.rate_before_cnp_bps / 8),
+           detail::format_rate(c.rate_after_cnp_bps / 8));
   }
 }
 
