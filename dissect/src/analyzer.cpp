@@ -420,7 +420,7 @@ struct Analyzer::Impl {
   std::vector<Conversation> convs;
   // Conversations by each end whose QPN is known (pack(host, qpn)): a new
   // channel finds its conversation among the few that share one of its ends.
-  std::unordered_multimap<std::uint64_t, std::uint32_t, Mix64Hash> convs_by_end;
+  FlatMultiMap<std::uint64_t, std::uint32_t, Mix64Hash> convs_by_end;
   // Half channels waiting for their other half, by host pair (pack(requester,
   // responder)): request halves ordered by the PSN they started at, response
   // halves newest last. A new half looks only at these, so its cost does not
@@ -636,8 +636,7 @@ struct Analyzer::Impl {
     for (const auto& [host, qpn] :
          {std::pair{c.req_host, c.req_qpn}, std::pair{c.rsp_host, c.rsp_qpn}}) {
       if (!qpn) continue;
-      const auto [lo, hi] = convs_by_end.equal_range(pack(host, *qpn));
-      for (auto it = lo; it != hi; ++it) list.push_back(it->second);
+      convs_by_end.for_each(pack(host, *qpn), [&](std::uint32_t id) { list.push_back(id); });
     }
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -668,7 +667,7 @@ struct Analyzer::Impl {
     add_channel(v, idx);
     c.conv = v.id;
     for (const Endpoint* e : {&v.a, &v.b})
-      if (e->qpn_known) convs_by_end.emplace(pack(host_id(e->addr), e->qpn), v.id);
+      if (e->qpn_known) convs_by_end.insert(pack(host_id(e->addr), e->qpn), v.id);
     convs.push_back(v);
   }
 
@@ -686,7 +685,7 @@ struct Analyzer::Impl {
   void learn_end(std::uint32_t id, Endpoint& e, std::optional<std::uint32_t> qpn) {
     if (e.qpn_known || !qpn) return;
     learn(e, qpn);
-    convs_by_end.emplace(pack(host_id(e.addr), e.qpn), id);
+    convs_by_end.insert(pack(host_id(e.addr), e.qpn), id);
   }
 
   // ---- requester side ---------------------------------------------------
