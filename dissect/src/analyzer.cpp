@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <span>
 #include <unordered_map>
 
 #include "flat_map.hpp"
@@ -1235,7 +1236,98 @@ struct Analyzer::Impl {
 
   // ---- per packet ---------------------------------------------------------
 
-  void feed(PacketRecord& rec) {
+  // ---- looking ahead ------------------------------------------------------
+  //
+  // In a capture of a whole cluster consecutive packets belong to different
+  // channels, whose state lies far apart in memory: each packet would wait
+  // for its half-channel slot, its channel, its conversation and its rings
+  // to come from memory, one after the other. feed_all() looks a few
+  // packets ahead, in stages (the key, then the channel, then what the
+  // channel points to), each asking the processor to fetch what the next
+  // stage reads, so that by the time a packet is analysed its state is in
+  // the cache. The stages only read; the one result feed() uses, the
+  // channel of a known half-channel key, cannot change meanwhile (a key,
+  // once in `halves`, keeps its channel, and host numbers never change).
+
+  static constexpr std::uint32_t kNoChannel = ~std::uint32_t{0};
+  struct Ahead {
+    HalfKey key;
+    std::uint32_t idx = kNoChannel;  // the key's channel, when it had one
+    bool keyed = false;
+  };
+  std::vector<Ahead> ahead;
+
+  /// The number of an address already seen (nullptr: not seen yet).
+  [[nodiscard]] const HostId* find_host(const IpAddress& a) const {
+    return is_plain_v4(a) ? v4_host_ids.find(v4_key(a)) : host_ids.find(a);
+  }
+
+  /// Stage 1: the packet's half-channel key, as feed() makes it.
+  void ahead_key(const PacketRecord& rec, Ahead& a) const {
+    a = Ahead{};
+    if (rec.pause || rec.op == nullptr || !rec.decoded.ib || !rec.is_roce()) return;
+    const wire::Transport tr = rec.op->transport;
+    if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC &&
+        tr != wire::Transport::CNP)
+      return;
+    const auto src = rec.decoded.src_address();
+    const auto dst = rec.decoded.dst_address();
+    if (!src || !dst) return;
+    const HostId* s = find_host(*src);
+    const HostId* d = find_host(*dst);
+    if (s == nullptr || d == nullptr) return;
+    a.key = HalfKey{*s, *d, rec.decoded.ib->bth.dest_qp,
+                    tr == wire::Transport::CNP || rec.op->is_response()};
+    a.keyed = true;
+    halves.prefetch(a.key);
+  }
+
+  /// Stage 2: the key's channel, when the key is known.
+  void ahead_find(Ahead& a) const {
+    if (!a.keyed) return;
+    if (const std::uint32_t* idx = halves.find(a.key)) {
+      a.idx = *idx;
+      __builtin_prefetch(&channels[*idx]);
+    }
+  }
+
+  /// Stage 3: the channel itself.
+  void ahead_channel(const Ahead& a) const {
+    if (a.idx == kNoChannel) return;
+    const auto* p = reinterpret_cast<const char*>(channels[a.idx].get());
+    for (std::size_t off = 0; off < sizeof(Channel); off += 64) __builtin_prefetch(p + off);
+  }
+
+  /// Stage 4: what the channel points to.
+  void ahead_state(const Ahead& a) const {
+    if (a.idx == kNoChannel) return;
+    const Channel& c = *channels[a.idx];
+    if (c.conv != 0) __builtin_prefetch(&convs[c.conv - 1]);
+    c.out.prefetch();
+    c.sent.prefetch();
+    c.recent.prefetch();
+    if (!c.rate.bytes.empty()) __builtin_prefetch(&c.rate.bytes.back());
+    if (!c.rtt.v.empty()) __builtin_prefetch(&c.rtt.v.back());
+    if (c.cong) __builtin_prefetch(c.cong.get());
+  }
+
+  void feed_all(std::span<PacketRecord> recs) {
+    constexpr std::size_t kStep = 2;  // packets between two stages
+    constexpr std::size_t kStages = 4;
+    const std::size_t n = recs.size();
+    if (ahead.size() < n) ahead.resize(n);
+    for (std::size_t i = 0; i < n + kStages * kStep; ++i) {
+      if (i < n) ahead_key(recs[i], ahead[i]);
+      if (i >= kStep && i - kStep < n) ahead_find(ahead[i - kStep]);
+      if (i >= 2 * kStep && i - 2 * kStep < n) ahead_channel(ahead[i - 2 * kStep]);
+      if (i >= 3 * kStep && i - 3 * kStep < n) ahead_state(ahead[i - 3 * kStep]);
+      if (i >= kStages * kStep && i - kStages * kStep < n)
+        feed(recs[i - kStages * kStep], &ahead[i - kStages * kStep]);
+    }
+  }
+
+  /// `hint`: what feed_all() found out ahead about this packet, if anything.
+  void feed(PacketRecord& rec, const Ahead* hint = nullptr) {
     ++stats.frames;
     stats.bytes += rec.captured_length;
     if (stats.frames == 1) stats.first_ns = rec.time_ns;
@@ -1293,7 +1385,8 @@ struct Analyzer::Impl {
       e.value = bth.dest_qp;
       rec.events.push_back(e);
       const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, true};
-      const std::uint32_t* idx = halves.find(key);
+      const std::uint32_t* idx =
+          hint != nullptr && hint->idx != kNoChannel ? &hint->idx : halves.find(key);
       if (idx == nullptr) idx = halves.find(HalfKey{key.src, key.dst, bth.dest_qp, false});
       const std::size_t i = idx != nullptr ? *idx : cnp_channel(key);
       if (i == kNone) {
@@ -1314,7 +1407,9 @@ struct Analyzer::Impl {
       return;
     }
     const bool response = rec.op->is_response();
-    const std::size_t idx = channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
+    const std::size_t idx = hint != nullptr && hint->idx != kNoChannel
+                                ? hint->idx
+                                : channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
     if (idx == kNone) {
       ++stats.untracked;
       return;
@@ -1714,6 +1809,9 @@ Analyzer& Analyzer::operator=(Analyzer&&) noexcept = default;
 
 void Analyzer::feed(PacketRecord& rec) {
   impl_->feed(rec);
+}
+void Analyzer::feed(std::span<PacketRecord> recs) {
+  impl_->feed_all(recs);
 }
 std::vector<Event> Analyzer::finish() {
   return impl_->finish();

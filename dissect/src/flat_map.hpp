@@ -37,6 +37,12 @@ class FlatMap {
     }
   }
 
+  /// Asks the processor to fetch the slot where a look-up of `key` starts
+  /// (a hint, for a look-up that follows a little later).
+  void prefetch(const Key& key) const noexcept {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Hash{}(key)&mask()]);
+  }
+
   /// Inserts key -> value unless the key is there; returns the value the
   /// key has now and whether it was inserted.
   std::pair<Value, bool> try_emplace(const Key& key, Value value) {

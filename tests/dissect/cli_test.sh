@@ -143,10 +143,10 @@ if command -v editcap >/dev/null; then
   check "pcapng: same summary as pcap" cmp -s "$TMP/out" "$TMP/pcap.json"
 fi
 
-# Long captures: rdmapcap reads in batches on a second thread (about 1 MiB or
-# 8192 frames each); every frame must come out once, in order, and a capture
-# damaged after the first batches must still report each frame before the
-# damage, then fail with exit 3.
+# Long captures: rdmapcap reads and decodes in batches on a second thread (at
+# most 4096 frames each, and about 1 MiB of frames libpcap reads); every frame
+# must come out once, in order, and a capture damaged after the first batches
+# must still report each frame before the damage, then fail with exit 3.
 python3 - "$DATA/send_bw_s64.pcap" "$DATA/write_bw_s4096_m1024.pcap" "$TMP/long.pcap" "$TMP/cut.pcap" <<'PY'
 import sys
 def records(path):

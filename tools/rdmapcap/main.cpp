@@ -21,7 +21,9 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/cli/cli.hpp"
@@ -107,19 +109,22 @@ int read_capture(const std::string& path, dissect::Analyzer& analyzer, Out& out,
       return kExitInput;
     }
     Progress progress;
-    // libpcap reads on a second thread (pipeline.hpp); frames are decoded,
-    // checked and analysed here, in file order.
-    rdmapcap::Pipeline pipeline(reader);
-    dissect::PacketRecord rec;
+    // Frames are read and decoded on a second thread, a batch at a time
+    // (pipeline.hpp), and analysed here, in file order: the analyser looks
+    // ahead within a batch (Analyzer::feed of a span), then each record is
+    // handed to `each`.
+    rdmapcap::Pipeline pipeline(reader, *link, check_icrc);
     try {
-      while (const capture::Packet* pkt = pipeline.next()) {
-        dissect::decode_record(pkt->data, pkt->original_length, *link, pkt->frame, pkt->time_ns,
-                               rec, check_icrc);
-        analyzer.feed(rec);
-        for (const dissect::Event& e : rec.events) errors = errors || is_error(e);
-        each(rec);
-        out.maybe_flush();
-        progress.tick([&pipeline] { return pipeline.position(); }, reader.file_size());
+      for (;;) {
+        const std::span<dissect::PacketRecord> recs = pipeline.next();
+        if (recs.empty()) break;
+        analyzer.feed(recs);
+        for (dissect::PacketRecord& rec : recs) {
+          for (const dissect::Event& e : rec.events) errors = errors || is_error(e);
+          each(rec);
+          out.maybe_flush();
+          progress.tick([&pipeline] { return pipeline.position(); }, reader.file_size());
+        }
       }
     } catch (const capture::CaptureError& e) {
       out.flush();

@@ -144,8 +144,10 @@ struct PcapReader::Handle {
   std::unique_ptr<char[]> buffer;
   pcap_t* p = nullptr;
   // A classic pcap file is read from its mapping until a record libpcap
-  // must judge; then (and for any other file) libpcap reads.
+  // must judge; then (and for any other file) libpcap reads. The mapping
+  // stays until the reader is destroyed: frames read from it stay valid.
   std::unique_ptr<Mapped> mapped;
+  bool from_map = false;
   ~Handle() {
     if (p != nullptr) pcap_close(p);
   }
@@ -201,6 +203,7 @@ PcapReader::PcapReader(const std::string& path) : h_(std::make_unique<Handle>())
   }
   if (S_ISREG(st.st_mode) && std::ftell(f) == 24)
     h_->mapped = map_pcap(fileno(f), size_, static_cast<std::uint32_t>(pcap_snapshot(h_->p)));
+  h_->from_map = h_->mapped != nullptr;
 }
 
 PcapReader::~PcapReader() = default;
@@ -216,7 +219,7 @@ std::optional<wire::LinkType> PcapReader::link_type() const noexcept {
 }
 
 bool PcapReader::next(Packet& out) {
-  if (h_->mapped) {
+  if (h_->from_map) {
     if (h_->next_mapped(out)) {
       out.frame = ++frame_;
       return true;
@@ -224,7 +227,7 @@ bool PcapReader::next(Packet& out) {
     // libpcap reads on from this record: it ends the file, adjusts the
     // record or says what is wrong with it.
     const auto at = static_cast<off_t>(h_->mapped->at);
-    h_->mapped.reset();
+    h_->from_map = false;
     if (::fseeko(pcap_file(h_->p), at, SEEK_SET) != 0)
       throw CaptureError(i18n::tr(M("read_failed"), path_, frame_, std::strerror(errno)));
   }
@@ -242,11 +245,11 @@ bool PcapReader::next(Packet& out) {
 }
 
 bool PcapReader::mapped() const noexcept {
-  return h_->mapped != nullptr;
+  return h_->from_map;
 }
 
 std::uint64_t PcapReader::position() const noexcept {
-  if (h_->mapped) return h_->mapped->at;
+  if (h_->from_map) return h_->mapped->at;
   FILE* f = pcap_file(h_->p);
   if (f == nullptr) return 0;
   const long pos = std::ftell(f);

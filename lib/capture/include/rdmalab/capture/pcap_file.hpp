@@ -55,9 +55,11 @@ class PcapReader {
   /// CaptureError when the file is damaged (e.g. truncated mid-record).
   [[nodiscard]] bool next(Packet& out);
   /// Whether the file is being read from a memory mapping (a classic pcap
-  /// file): next() then costs no system call and no copy, and the bytes of
-  /// a packet stay valid after the next read, as long as the reader lives.
-  /// Otherwise libpcap reads it (pcapng, a pipe), a copy per record.
+  /// file, up to a record libpcap must judge): next() then costs no system
+  /// call and no copy, and the bytes of the packet it returned last stay
+  /// valid as long as the reader lives. Otherwise libpcap reads (pcapng, a
+  /// pipe, the rest of a damaged file), a copy per record, and a packet's
+  /// bytes last until the next read.
   [[nodiscard]] bool mapped() const noexcept;
   /// Bytes of the file consumed so far and its total size (for progress).
   [[nodiscard]] std::uint64_t position() const noexcept;
