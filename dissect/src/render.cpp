@@ -8,9 +8,14 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
 
 #include "catalog.hpp"
 #include "format.hpp"
@@ -541,11 +546,108 @@ void render_pfc_text(const CaptureStats& st, std::span<const PfcSummary> pfc, st
 
 namespace {
 
-/// One line of a message in the user's language, formatted straight into
-/// `out` (a summary of a whole cluster writes millions).
+// A summary of a whole cluster writes a dozen lines for each of hundreds of
+// thousands of conversations, each a catalog message whose text is known
+// only at run time: fmt would parse each text again for every line, most of
+// the cost of the summary. A text made only of literal text and "{}" or
+// "{N}" fields is split once (per thread) into pieces and put together
+// here; any other text (format specifications, escaped braces) is left to
+// fmt, so that every line reads exactly as fmt would write it.
+
+struct Piece {
+  std::string_view text;  // literal text before the field
+  int arg = -1;           // the field's argument, -1 for none (the text's end)
+};
+
+struct SplitText {
+  bool simple = false;
+  int max_arg = -1;
+  std::vector<Piece> pieces;
+};
+
+SplitText split_text(std::string_view text) {
+  SplitText r;
+  int next_auto = 0;
+  bool automatic = false, manual = false;
+  std::size_t lit = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '}') return r;  // "}}" or a stray brace: fmt's to judge
+    if (text[i] != '{') continue;
+    const std::size_t close = text.find('}', i);
+    if (close == std::string_view::npos) return r;
+    const std::string_view field = text.substr(i + 1, close - i - 1);
+    int arg = 0;
+    if (field.empty()) {
+      automatic = true;
+      arg = next_auto++;
+    } else {
+      manual = true;
+      for (const char ch : field) {
+        if (ch < '0' || ch > '9' || arg > 1000) return r;  // a specification, "{{", a name
+        arg = arg * 10 + (ch - '0');
+      }
+    }
+    if (automatic && manual) return r;
+    r.pieces.push_back(Piece{text.substr(lit, i - lit), arg});
+    r.max_arg = std::max(r.max_arg, arg);
+    i = close;
+    lit = close + 1;
+  }
+  r.pieces.push_back(Piece{text.substr(lit), -1});
+  r.simple = true;
+  return r;
+}
+
+/// The pieces of a catalog text, split the first time this thread sees it
+/// (texts are static: their address identifies them).
+const SplitText& split_once(std::string_view text) {
+  thread_local std::unordered_map<const char*, SplitText> cache;
+  auto it = cache.find(text.data());
+  if (it == cache.end()) it = cache.emplace(text.data(), split_text(text)).first;
+  return it->second;
+}
+
+/// One argument of a line as text: a number written with std::to_chars
+/// (what fmt writes for "{}"), or a string as it is.
+class LineArg {
+ public:
+  // NOLINTBEGIN(google-explicit-constructor): built from each argument in place
+  LineArg(std::string_view s) : text_(s) {}
+  LineArg(const std::string& s) : text_(s) {}
+  LineArg(const char* s) : text_(s) {}
+  template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
+      LineArg(T v) {
+    const auto r = std::to_chars(digits_.data(), digits_.data() + digits_.size(), v);
+    len_ = static_cast<std::size_t>(r.ptr - digits_.data());
+    number_ = true;
+  }
+  // NOLINTEND(google-explicit-constructor)
+  [[nodiscard]] std::string_view view() const noexcept {
+    return number_ ? std::string_view(digits_.data(), len_) : text_;
+  }
+
+ private:
+  std::string_view text_;
+  std::array<char, 24> digits_{};
+  std::size_t len_ = 0;
+  bool number_ = false;
+};
+
+/// One line of a message in the user's language, written into `out`.
 template <class... Args>
-void line(std::string& out, const i18n::Message& m, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), fmt::runtime(i18n::text(m)), std::forward<Args>(args)...);
+void line(std::string& out, const i18n::Message& m, const Args&... args) {
+  const std::string_view text = i18n::text(m);
+  const SplitText& split = split_once(text);
+  if (!split.simple || split.max_arg >= static_cast<int>(sizeof...(Args))) {
+    fmt::format_to(std::back_inserter(out), fmt::runtime(text), args...);
+  } else {
+    const std::array<LineArg, sizeof...(Args)> a{LineArg(args)...};
+    for (const Piece& p : split.pieces) {
+      out += p.text;
+      if (p.arg >= 0) out += a[static_cast<std::size_t>(p.arg)].view();
+    }
+  }
   out.push_back('\n');
 }
 
@@ -563,9 +665,9 @@ void summary_text_head(const CaptureStats& st, std::size_t conversations, std::s
 
 void summary_text_conversation(const ConversationSummary& v, std::string& out) {
   using detail::format_duration;
-  put(out, "\n{}\n",
-      i18n::tr(M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
-               detail::format_seconds(v.last_ns - v.first_ns)));
+  out.push_back('\n');
+  line(out, M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
+       detail::format_seconds(v.last_ns - v.first_ns));
   for (const ChannelSummary& c : v.channels) {
     line(out, M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder));
     line(out, M("sum.packets"), c.request_packets, c.response_packets);
