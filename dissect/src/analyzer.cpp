@@ -136,13 +136,16 @@ struct PendingNak {
 };
 
 /// Keeps at most kMax samples; beyond that a reservoir (uniform sample).
-template <std::size_t kMax>
+/// `kFirst`: the room made at the first sample. The samples of congestion
+/// and of waits exist only on channels that have some, and then usually
+/// several: room for eight at once saves three reallocations.
+template <std::size_t kMax, std::size_t kFirst = 1>
 struct Samples {
   std::vector<std::int64_t> v;
   std::uint64_t seen = 0;
   std::uint64_t rng = 0x9E3779B97F4A7C15ULL;
   void add(std::int64_t x) {
-    ++seen;
+    if (seen++ == 0) v.reserve(kFirst);
     if (v.size() < kMax) {
       v.push_back(x);
       return;
@@ -193,7 +196,12 @@ struct RateSeries {
       bin_ns *= 2;
       idx = static_cast<std::size_t>((t - origin) / bin_ns);
     }
-    if (bytes.size() <= idx) bytes.resize(idx + 1, 0);
+    if (bytes.size() <= idx) {
+      // Past eight bins a channel usually goes on to fill all of them:
+      // room for all at once instead of three more reallocations.
+      if (idx >= 8 && bytes.capacity() < kRateBins) bytes.reserve(kRateBins);
+      bytes.resize(idx + 1, 0);
+    }
     bytes[idx] += n;
   }
 };
@@ -276,16 +284,16 @@ struct Congestion {
   std::int64_t pending_ce_ns = -1;  // the first CE-marked request since the last CNP
   std::uint64_t first_ce_frame = 0, first_cnp_frame = 0;
   Ring<CnpWindow> cnp_windows;
-  Samples<kMaxGaps> cnp_gaps;
-  Samples<kMaxGaps> ce_to_cnp;
-  Samples<kMaxGaps> rate_before, rate_after;  // bytes per window
+  Samples<kMaxGaps, 8> cnp_gaps;
+  Samples<kMaxGaps, 8> ce_to_cnp;
+  Samples<kMaxGaps, 8> rate_before, rate_after;  // bytes per window
 };
 
 /// The waits a channel's requester was seen to make, allocated at its first
 /// timeout or RNR retry.
 struct Waits {
-  Samples<kMaxGaps> timeout_gaps;
-  Samples<kMaxGaps> rnr_waits;
+  Samples<kMaxGaps, 8> timeout_gaps;
+  Samples<kMaxGaps, 8> rnr_waits;
 };
 
 // The members are ordered by size, so that they pack without holes: a
@@ -1734,8 +1742,8 @@ struct Analyzer::Impl {
     return static_cast<std::uint32_t>(std::min(std::round(mbps), 4.0e9));
   }
 
-  template <std::size_t kMax>
-  static std::int64_t min_of(const Samples<kMax>& s) {
+  template <std::size_t kMax, std::size_t kFirst>
+  static std::int64_t min_of(const Samples<kMax, kFirst>& s) {
     return s.v.empty() ? -1 : *std::min_element(s.v.begin(), s.v.end());
   }
 
