@@ -98,8 +98,8 @@ std::string_view short_pos(wire::Position p) {
 }  // namespace
 
 std::string endpoint_string(const Endpoint& e) {
-  if (!e.qpn_known) return fmt::format("{} QP ?", e.addr.to_string());
-  return fmt::format("{} QP 0x{:06x}", e.addr.to_string(), e.qpn);
+  if (!e.qpn_known) return fmt::format(FMT_COMPILE("{} QP ?"), e.addr.to_string());
+  return fmt::format(FMT_COMPILE("{} QP 0x{:06x}"), e.addr.to_string(), e.qpn);
 }
 
 std::string short_label(const PacketRecord& rec) {

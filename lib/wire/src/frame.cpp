@@ -1,6 +1,7 @@
 #include "rdmalab/wire/frame.hpp"
 
 #include <arpa/inet.h>
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,7 +59,7 @@ std::string IpAddress::to_string() const {
     // What inet_ntop writes for AF_INET, without its sprintf: a summary of
     // a whole cluster names hundreds of thousands of endpoints.
     const auto a = v4_bytes();
-    return fmt::format("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+    return fmt::format(FMT_COMPILE("{}.{}.{}.{}"), a[0], a[1], a[2], a[3]);
   }
   char buf[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf);
