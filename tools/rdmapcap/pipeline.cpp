@@ -86,14 +86,19 @@ void Pipeline::fill(Batch& b) {
         // batch. A frame that does not fit waits, copied into pending_'s
         // own storage, for the next batch.
         const std::size_t n = pkt.data.size();
-        if (n > kBatchBytes - b.used && b.count > 0) {
-          pending_store_.assign(pkt.data.begin(), pkt.data.end());
-          pending_ = pkt;
-          pending_.data = rdmalab::wire::Bytes(pending_store_.data(), n);
-          has_pending_ = true;
-          break;
+        if (b.arena.empty()) b.arena.resize(kBatchBytes);
+        if (n > b.arena.size() - b.used) {
+          if (b.count > 0) {
+            pending_store_.assign(pkt.data.begin(), pkt.data.end());
+            pending_ = pkt;
+            pending_.data = rdmalab::wire::Bytes(pending_store_.data(), n);
+            has_pending_ = true;
+            break;
+          }
+          // One frame larger than the buffer, first in its batch: nothing
+          // points into the buffer yet, so it may move.
+          b.arena.resize(b.used + n);
         }
-        if (b.arena.size() < b.used + n) b.arena.resize(std::max(kBatchBytes, b.used + n));
         std::uint8_t* at = b.arena.data() + b.used;
         if (n > 0) std::memcpy(at, pkt.data.data(), n);
         b.used += n;
