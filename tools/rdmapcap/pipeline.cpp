@@ -24,8 +24,12 @@ Pipeline::Pipeline(capture::PcapReader& reader, rdmalab::wire::LinkType link, bo
   for (std::size_t i = 0; i < kBatches; ++i) {
     batches_.push_back(std::make_unique<Batch>());
     batches_.back()->records.resize(kBatchFrames);
+    batches_.back()->bytes.resize(kBatchFrames);
     free_.push_back(batches_.back().get());
   }
+  // The mapped file's pages are given back as batches come back done
+  // (done_before), not as the reader passes them.
+  reader_.done_before(0);
   try {
     thread_ = std::thread([this] { read_loop(); });
   } catch (const std::system_error&) {
@@ -44,10 +48,11 @@ Pipeline::~Pipeline() {
   if (thread_.joinable()) thread_.join();
 }
 
-Pipeline::Batch* Pipeline::take(std::deque<Batch*>& from) {
+Pipeline::Batch* Pipeline::take(std::deque<Batch*>& from, bool* full_was_empty) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return stop_ || !from.empty(); });
   if (stop_) return nullptr;
+  if (full_was_empty != nullptr) *full_was_empty = full_.empty();
   Batch* b = from.front();
   from.pop_front();
   return b;
@@ -104,20 +109,27 @@ void Pipeline::fill(Batch& b) {
         b.used += n;
         data = rdmalab::wire::Bytes(at, n);
       }
+      b.bytes[b.count] = data;
       dissect::decode_record(data, pkt.original_length, link_, pkt.frame, pkt.time_ns,
-                             b.records[b.count++], check_icrc_);
+                             b.records[b.count++], check_icrc_ && !b.crc_left);
     }
   } catch (...) {
     b.error = std::current_exception();
     b.last = true;
   }
-  position_.store(reader_.position(), std::memory_order_relaxed);
+  b.end = reader_.position();
+  position_.store(b.end, std::memory_order_relaxed);
 }
 
 void Pipeline::read_loop() {
   for (;;) {
-    Batch* b = take(free_);
+    bool starved = false;  // the analysing thread had taken every filled batch
+    Batch* b = take(free_, &starved);
     if (b == nullptr) return;
+    // Batches come back in the order they were filled: every frame up to
+    // this one's last is done with.
+    reader_.done_before(b->end);
+    b->crc_left = check_icrc_ && starved;
     fill(*b);
     const bool last = b->last;
     give(full_, b);
@@ -138,11 +150,16 @@ std::span<dissect::PacketRecord> Pipeline::next() {
     if (done_) return {};
     if (inline_) {
       current_ = batches_.front().get();
+      reader_.done_before(current_->end);
+      current_->crc_left = false;
       fill(*current_);
     } else {
       current_ = take(full_);
       if (current_ == nullptr) return {};
     }
+    if (current_->crc_left)
+      for (std::size_t i = 0; i < current_->count; ++i)
+        dissect::check_record_crc(current_->bytes[i], current_->records[i]);
     if (current_->count > 0) return {current_->records.data(), current_->count};
     // An empty batch: the end of the file, or its error, at once.
   }

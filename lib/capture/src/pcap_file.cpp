@@ -62,15 +62,18 @@ void own_buffer(FILE* f, std::unique_ptr<char[]>& buffer, std::size_t bytes) {
 /// link type and the snap length) and takes over at the first record that is
 /// not plainly whole and within the snap length (a cut, a length to adjust,
 /// a damaged header), so every frame and every error is what libpcap gives.
-/// The pages behind the cursor are given back every few megabytes: the
-/// mapping stays valid (they come back from the page cache if touched), but
-/// they no longer count in the process's memory. A file cut shorter by
-/// another process while it is read ends the reader with SIGBUS.
+/// The pages behind the cursor are given back every few megabytes (or,
+/// once the caller says which frames it is done with, before those): the
+/// mapping stays valid, but they no longer count in the process's memory.
+/// A page given back and touched again comes back from the page cache and
+/// counts until the file is closed. A file cut shorter by another process
+/// while it is read ends the reader with SIGBUS.
 struct Mapped {
   const std::uint8_t* base = nullptr;
   std::size_t size = 0;
   std::size_t at = 0;        // the next record header
   std::size_t released = 0;  // pages before this were given back
+  bool told = false;         // release() was called: only it gives pages back
   std::uint32_t snaplen = 0;
   bool swapped = false;  // written on a machine of the other byte order
   bool nanos = false;    // nanosecond timestamps (else microseconds)
@@ -81,6 +84,14 @@ struct Mapped {
   Mapped& operator=(const Mapped&) = delete;
   ~Mapped() {
     if (base != nullptr) ::munmap(const_cast<std::uint8_t*>(base), size);
+  }
+
+  /// Gives back the whole pages before `upto`.
+  void release(std::size_t upto) noexcept {
+    upto = std::min(upto, size) & ~(std::size_t{4095});
+    if (upto <= released) return;
+    (void)::madvise(const_cast<std::uint8_t*>(base) + released, upto - released, MADV_DONTNEED);
+    released = upto;
   }
 
   [[nodiscard]] std::uint32_t u32(std::size_t off) const noexcept {
@@ -170,14 +181,9 @@ struct PcapReader::Handle {
     out.original_length = m.u32(m.at + 12);
     out.data = wire::Bytes(m.base + m.at + kRecordHeader, caplen);
     m.at += kRecordHeader + caplen;
-    if (m.at - m.released >= 2 * Mapped::kRelease) {
-      // Give back what lies a whole step behind: the caller may still hold
-      // the frames just before the cursor (they would only fault back in).
-      const std::size_t upto = (m.at - Mapped::kRelease) & ~(std::size_t{4095});
-      (void)::madvise(const_cast<std::uint8_t*>(m.base) + m.released, upto - m.released,
-                      MADV_DONTNEED);
-      m.released = upto;
-    }
+    // Give back what lies a whole step behind: the caller may still hold
+    // the frames just before the cursor.
+    if (!m.told && m.at - m.released >= 2 * Mapped::kRelease) m.release(m.at - Mapped::kRelease);
     return true;
   }
 };
@@ -242,6 +248,12 @@ bool PcapReader::next(Packet& out) {
   out.data = wire::Bytes(data, hdr->caplen);
   out.original_length = hdr->len;
   return true;
+}
+
+void PcapReader::done_before(std::uint64_t position) noexcept {
+  if (!h_->mapped) return;
+  h_->mapped->told = true;
+  h_->mapped->release(static_cast<std::size_t>(std::min<std::uint64_t>(position, SIZE_MAX)));
 }
 
 bool PcapReader::mapped() const noexcept {

@@ -17,6 +17,12 @@
 // copied into the batch's own buffer (about a megabyte; a batch ends when it
 // is full).
 //
+// Checking the ICRC, a CRC-32 over each whole frame, is most of the reading
+// thread's work on a full-payload capture. When the analysing thread was
+// found waiting for a batch, the reading thread leaves the next batch's
+// ICRCs to it (dissect::check_record_crc, the same result): the check goes to
+// whichever thread has time.
+//
 // Batches are large so that the threads rarely wait for each other: on a
 // machine whose cores are shared with other work, each wake-up of a waiting
 // thread can cost as much as analysing a thousand packets. (With batches of
@@ -65,9 +71,14 @@ class Pipeline {
  private:
   struct Batch {
     std::vector<rdmalab::dissect::PacketRecord> records;
-    std::size_t count = 0;            // records filled
+    std::vector<rdmalab::wire::Bytes> bytes;  // each record's captured bytes
+    std::size_t count = 0;                    // records filled
+    // The ICRCs of this batch are left to the analysing thread
+    // (check_record_crc), which was waiting for the reading thread.
+    bool crc_left = false;
     std::vector<std::uint8_t> arena;  // copies of frames libpcap read
     std::size_t used = 0;
+    std::uint64_t end = 0;     // the reader's position after the batch's last frame
     bool last = false;         // the end of the file or an error follows
     std::exception_ptr error;  // what the reader threw
   };
@@ -76,7 +87,8 @@ class Pipeline {
   /// Reads and decodes frames into `b` until it is full or the file ends.
   void fill(Batch& b);
   /// Blocks until `from` has a batch; nullptr once the pipeline stops.
-  Batch* take(std::deque<Batch*>& from);
+  /// `full_was_empty`: whether no filled batch was waiting at that moment.
+  Batch* take(std::deque<Batch*>& from, bool* full_was_empty = nullptr);
   void give(std::deque<Batch*>& to, Batch* b);
 
   rdmalab::capture::PcapReader& reader_;

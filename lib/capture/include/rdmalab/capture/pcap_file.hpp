@@ -61,6 +61,13 @@ class PcapReader {
   /// pipe, the rest of a damaged file), a copy per record, and a packet's
   /// bytes last until the next read.
   [[nodiscard]] bool mapped() const noexcept;
+  /// The caller is done with the frames before `position` (a value of
+  /// position()): a mapped file's pages before it are given back to the
+  /// system. Without this call the reader gives back the pages a few
+  /// megabytes behind its cursor; after the first, only those it is told
+  /// about (a caller that holds frames longer, as rdmapcap's batches do,
+  /// would otherwise touch pages given back, which then count again).
+  void done_before(std::uint64_t position) noexcept;
   /// Bytes of the file consumed so far and its total size (for progress).
   [[nodiscard]] std::uint64_t position() const noexcept;
   [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
