@@ -19,6 +19,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <span>
 #include <unordered_map>
 
 #include "flat_map.hpp"
@@ -64,6 +65,18 @@ struct IpHash {
     return static_cast<std::size_t>(mix64(lo ^ mix64(hi ^ (a.v4 ? 1 : 0))));
   }
 };
+
+/// An IPv4 address as IpAddress::from_v4 makes it (::ffff:a.b.c.d).
+bool is_plain_v4(const IpAddress& a) noexcept {
+  static constexpr std::array<std::uint8_t, 12> kPrefix{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+  return a.v4 && !a.lid && std::equal(kPrefix.begin(), kPrefix.end(), a.bytes.begin());
+}
+
+/// An IPv4 address's four bytes as one number.
+std::uint32_t v4_key(const IpAddress& a) noexcept {
+  return (std::uint32_t{a.bytes[12]} << 24) | (std::uint32_t{a.bytes[13]} << 16) |
+         (std::uint32_t{a.bytes[14]} << 8) | a.bytes[15];
+}
 
 /// Two hosts in order, or one end (host, QPN) of a conversation: one integer.
 std::uint64_t pack(std::uint32_t hi, std::uint32_t lo) noexcept {
@@ -123,13 +136,16 @@ struct PendingNak {
 };
 
 /// Keeps at most kMax samples; beyond that a reservoir (uniform sample).
-template <std::size_t kMax>
+/// `kFirst`: the room made at the first sample. The samples of congestion
+/// and of waits exist only on channels that have some, and then usually
+/// several: room for eight at once saves three reallocations.
+template <std::size_t kMax, std::size_t kFirst = 1>
 struct Samples {
   std::vector<std::int64_t> v;
   std::uint64_t seen = 0;
   std::uint64_t rng = 0x9E3779B97F4A7C15ULL;
   void add(std::int64_t x) {
-    ++seen;
+    if (seen++ == 0) v.reserve(kFirst);
     if (v.size() < kMax) {
       v.push_back(x);
       return;
@@ -140,7 +156,11 @@ struct Samples {
   }
   [[nodiscard]] std::int64_t median() const {
     if (v.empty()) return -1;
-    std::vector<std::int64_t> c = v;
+    if (v.size() == 1) return v.front();
+    // One work buffer for all the medians a thread takes: summarising a
+    // capture of 100,000 channels takes half a million.
+    thread_local std::vector<std::int64_t> c;
+    c.assign(v.begin(), v.end());
     const auto mid = c.begin() + static_cast<std::ptrdiff_t>(c.size() / 2);
     std::nth_element(c.begin(), mid, c.end());
     return *mid;
@@ -176,7 +196,12 @@ struct RateSeries {
       bin_ns *= 2;
       idx = static_cast<std::size_t>((t - origin) / bin_ns);
     }
-    if (bytes.size() <= idx) bytes.resize(idx + 1, 0);
+    if (bytes.size() <= idx) {
+      // Past eight bins a channel usually goes on to fill all of them:
+      // room for all at once instead of three more reallocations.
+      if (idx >= 8 && bytes.capacity() < kRateBins) bytes.reserve(kRateBins);
+      bytes.resize(idx + 1, 0);
+    }
     bytes[idx] += n;
   }
 };
@@ -259,16 +284,16 @@ struct Congestion {
   std::int64_t pending_ce_ns = -1;  // the first CE-marked request since the last CNP
   std::uint64_t first_ce_frame = 0, first_cnp_frame = 0;
   Ring<CnpWindow> cnp_windows;
-  Samples<kMaxGaps> cnp_gaps;
-  Samples<kMaxGaps> ce_to_cnp;
-  Samples<kMaxGaps> rate_before, rate_after;  // bytes per window
+  Samples<kMaxGaps, 8> cnp_gaps;
+  Samples<kMaxGaps, 8> ce_to_cnp;
+  Samples<kMaxGaps, 8> rate_before, rate_after;  // bytes per window
 };
 
 /// The waits a channel's requester was seen to make, allocated at its first
 /// timeout or RNR retry.
 struct Waits {
-  Samples<kMaxGaps> timeout_gaps;
-  Samples<kMaxGaps> rnr_waits;
+  Samples<kMaxGaps, 8> timeout_gaps;
+  Samples<kMaxGaps, 8> rnr_waits;
 };
 
 // The members are ordered by size, so that they pack without holes: a
@@ -401,10 +426,14 @@ struct Analyzer::Impl {
   // The hosts seen, numbered (HostId) in order of first sight.
   std::vector<IpAddress> hosts;
   FlatMap<IpAddress, HostId, IpHash> host_ids;
+  // IPv4 addresses (all of a RoCEv2 capture's, usually) by their four bytes:
+  // 8-byte slots instead of 24, and one multiplication to hash. The host of
+  // both ends of every packet is looked up here.
+  FlatMap<std::uint32_t, HostId, Mix64Hash> v4_host_ids;
   std::vector<Conversation> convs;
   // Conversations by each end whose QPN is known (pack(host, qpn)): a new
   // channel finds its conversation among the few that share one of its ends.
-  std::unordered_multimap<std::uint64_t, std::uint32_t, Mix64Hash> convs_by_end;
+  FlatMultiMap<std::uint64_t, std::uint32_t, Mix64Hash> convs_by_end;
   // Half channels waiting for their other half, by host pair (pack(requester,
   // responder)): request halves ordered by the PSN they started at, response
   // halves newest last. A new half looks only at these, so its cost does not
@@ -460,7 +489,9 @@ struct Analyzer::Impl {
   static constexpr std::size_t kNone = ~std::size_t{0};
 
   HostId host_id(const IpAddress& a) {
-    const auto [id, added] = host_ids.try_emplace(a, static_cast<HostId>(hosts.size()));
+    const auto next = static_cast<HostId>(hosts.size());
+    const auto [id, added] =
+        is_plain_v4(a) ? v4_host_ids.try_emplace(v4_key(a), next) : host_ids.try_emplace(a, next);
     if (added) hosts.push_back(a);
     return id;
   }
@@ -618,8 +649,7 @@ struct Analyzer::Impl {
     for (const auto& [host, qpn] :
          {std::pair{c.req_host, c.req_qpn}, std::pair{c.rsp_host, c.rsp_qpn}}) {
       if (!qpn) continue;
-      const auto [lo, hi] = convs_by_end.equal_range(pack(host, *qpn));
-      for (auto it = lo; it != hi; ++it) list.push_back(it->second);
+      convs_by_end.for_each(pack(host, *qpn), [&](std::uint32_t id) { list.push_back(id); });
     }
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -650,7 +680,7 @@ struct Analyzer::Impl {
     add_channel(v, idx);
     c.conv = v.id;
     for (const Endpoint* e : {&v.a, &v.b})
-      if (e->qpn_known) convs_by_end.emplace(pack(host_id(e->addr), e->qpn), v.id);
+      if (e->qpn_known) convs_by_end.insert(pack(host_id(e->addr), e->qpn), v.id);
     convs.push_back(v);
   }
 
@@ -668,7 +698,7 @@ struct Analyzer::Impl {
   void learn_end(std::uint32_t id, Endpoint& e, std::optional<std::uint32_t> qpn) {
     if (e.qpn_known || !qpn) return;
     learn(e, qpn);
-    convs_by_end.emplace(pack(host_id(e.addr), e.qpn), id);
+    convs_by_end.insert(pack(host_id(e.addr), e.qpn), id);
   }
 
   // ---- requester side ---------------------------------------------------
@@ -1218,7 +1248,107 @@ struct Analyzer::Impl {
 
   // ---- per packet ---------------------------------------------------------
 
-  void feed(PacketRecord& rec) {
+  // ---- looking ahead ------------------------------------------------------
+  //
+  // In a capture of a whole cluster consecutive packets belong to different
+  // channels, whose state lies far apart in memory: each packet would wait
+  // for its half-channel slot, its channel, its conversation and its rings
+  // to come from memory, one after the other. feed_all() looks a few
+  // packets ahead, in stages (the key, then the channel, then what the
+  // channel points to), each asking the processor to fetch what the next
+  // stage reads, so that by the time a packet is analysed its state is in
+  // the cache. The stages only read; the one result feed() uses, the
+  // channel of a known half-channel key, cannot change meanwhile (a key,
+  // once in `halves`, keeps its channel, and host numbers never change).
+
+  static constexpr std::uint32_t kNoChannel = ~std::uint32_t{0};
+  struct Ahead {
+    HalfKey key;
+    std::uint32_t idx = kNoChannel;  // the key's channel, when it had one
+    bool keyed = false;
+  };
+  std::vector<Ahead> ahead;
+
+  /// The number of an address already seen (nullptr: not seen yet).
+  [[nodiscard]] const HostId* find_host(const IpAddress& a) const {
+    return is_plain_v4(a) ? v4_host_ids.find(v4_key(a)) : host_ids.find(a);
+  }
+
+  static void prefetch_record(const PacketRecord& rec) {
+    const auto* p = reinterpret_cast<const char*>(&rec);
+    for (std::size_t off = 0; off < sizeof(PacketRecord); off += 64) __builtin_prefetch(p + off);
+  }
+
+  /// Stage 1: the packet's half-channel key, as feed() makes it.
+  void ahead_key(const PacketRecord& rec, Ahead& a) const {
+    a = Ahead{};
+    if (rec.pause || rec.op == nullptr || !rec.decoded.ib || !rec.is_roce()) return;
+    const wire::Transport tr = rec.op->transport;
+    if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC &&
+        tr != wire::Transport::CNP)
+      return;
+    const auto src = rec.decoded.src_address();
+    const auto dst = rec.decoded.dst_address();
+    if (!src || !dst) return;
+    const HostId* s = find_host(*src);
+    const HostId* d = find_host(*dst);
+    if (s == nullptr || d == nullptr) return;
+    a.key = HalfKey{*s, *d, rec.decoded.ib->bth.dest_qp,
+                    tr == wire::Transport::CNP || rec.op->is_response()};
+    a.keyed = true;
+    halves.prefetch(a.key);
+  }
+
+  /// Stage 2: the key's channel, when the key is known.
+  void ahead_find(Ahead& a) const {
+    if (!a.keyed) return;
+    if (const std::uint32_t* idx = halves.find(a.key)) {
+      a.idx = *idx;
+      __builtin_prefetch(&channels[*idx]);
+    }
+  }
+
+  /// Stage 3: the channel itself.
+  void ahead_channel(const Ahead& a) const {
+    if (a.idx == kNoChannel) return;
+    const auto* p = reinterpret_cast<const char*>(channels[a.idx].get());
+    for (std::size_t off = 0; off < sizeof(Channel); off += 64) __builtin_prefetch(p + off);
+  }
+
+  /// Stage 4: what the channel points to.
+  void ahead_state(const Ahead& a) const {
+    if (a.idx == kNoChannel) return;
+    const Channel& c = *channels[a.idx];
+    if (c.conv != 0) __builtin_prefetch(&convs[c.conv - 1]);
+    c.out.prefetch();
+    c.sent.prefetch();
+    c.recent.prefetch();
+    if (!c.rate.bytes.empty()) __builtin_prefetch(&c.rate.bytes.back());
+    if (!c.rtt.v.empty()) __builtin_prefetch(&c.rtt.v.back());
+    if (c.cong) __builtin_prefetch(c.cong.get());
+  }
+
+  void feed_all(std::span<PacketRecord> recs) {
+    constexpr std::size_t kStep = 2;  // packets between two stages
+    constexpr std::size_t kStages = 4;
+    const std::size_t n = recs.size();
+    if (ahead.size() < n) ahead.resize(n);
+    // The records themselves were decoded on another core: fetched too.
+    constexpr std::size_t kRecordAhead = 8;
+    for (std::size_t i = 0; i < std::min(n, kRecordAhead); ++i) prefetch_record(recs[i]);
+    for (std::size_t i = 0; i < n + kStages * kStep; ++i) {
+      if (i + kRecordAhead < n) prefetch_record(recs[i + kRecordAhead]);
+      if (i < n) ahead_key(recs[i], ahead[i]);
+      if (i >= kStep && i - kStep < n) ahead_find(ahead[i - kStep]);
+      if (i >= 2 * kStep && i - 2 * kStep < n) ahead_channel(ahead[i - 2 * kStep]);
+      if (i >= 3 * kStep && i - 3 * kStep < n) ahead_state(ahead[i - 3 * kStep]);
+      if (i >= kStages * kStep && i - kStages * kStep < n)
+        feed(recs[i - kStages * kStep], &ahead[i - kStages * kStep]);
+    }
+  }
+
+  /// `hint`: what feed_all() found out ahead about this packet, if anything.
+  void feed(PacketRecord& rec, const Ahead* hint = nullptr) {
     ++stats.frames;
     stats.bytes += rec.captured_length;
     if (stats.frames == 1) stats.first_ns = rec.time_ns;
@@ -1276,7 +1406,8 @@ struct Analyzer::Impl {
       e.value = bth.dest_qp;
       rec.events.push_back(e);
       const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, true};
-      const std::uint32_t* idx = halves.find(key);
+      const std::uint32_t* idx =
+          hint != nullptr && hint->idx != kNoChannel ? &hint->idx : halves.find(key);
       if (idx == nullptr) idx = halves.find(HalfKey{key.src, key.dst, bth.dest_qp, false});
       const std::size_t i = idx != nullptr ? *idx : cnp_channel(key);
       if (i == kNone) {
@@ -1297,7 +1428,9 @@ struct Analyzer::Impl {
       return;
     }
     const bool response = rec.op->is_response();
-    const std::size_t idx = channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
+    const std::size_t idx = hint != nullptr && hint->idx != kNoChannel
+                                ? hint->idx
+                                : channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
     if (idx == kNone) {
       ++stats.untracked;
       return;
@@ -1609,8 +1742,8 @@ struct Analyzer::Impl {
     return static_cast<std::uint32_t>(std::min(std::round(mbps), 4.0e9));
   }
 
-  template <std::size_t kMax>
-  static std::int64_t min_of(const Samples<kMax>& s) {
+  template <std::size_t kMax, std::size_t kFirst>
+  static std::int64_t min_of(const Samples<kMax, kFirst>& s) {
     return s.v.empty() ? -1 : *std::min_element(s.v.begin(), s.v.end());
   }
 
@@ -1698,6 +1831,9 @@ Analyzer& Analyzer::operator=(Analyzer&&) noexcept = default;
 void Analyzer::feed(PacketRecord& rec) {
   impl_->feed(rec);
 }
+void Analyzer::feed(std::span<PacketRecord> recs) {
+  impl_->feed_all(recs);
+}
 std::vector<Event> Analyzer::finish() {
   return impl_->finish();
 }
@@ -1711,19 +1847,27 @@ const AnalyzerOptions& Analyzer::options() const noexcept {
 std::vector<ConversationSummary> Analyzer::summaries() const {
   std::vector<ConversationSummary> out;
   out.reserve(impl_->convs.size());
-  for (const Conversation& v : impl_->convs) {
-    ConversationSummary s;
-    s.id = v.id;
-    s.a = v.a;
-    s.b = v.b;
-    s.packets = v.packets;
-    s.first_ns = v.first_ns;
-    s.last_ns = v.last_ns;
-    for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1]->next_in_conv)
-      s.channels.push_back(impl_->summarize(*impl_->channels[n - 1]));
-    out.push_back(std::move(s));
-  }
+  for (const Conversation& v : impl_->convs) out.push_back(summary(v.id));
   return out;
+}
+
+std::size_t Analyzer::conversation_count() const noexcept {
+  return impl_->convs.size();
+}
+
+ConversationSummary Analyzer::summary(std::uint32_t id) const {
+  const Conversation& v = impl_->convs.at(id - 1);
+  ConversationSummary s;
+  s.id = v.id;
+  s.a = v.a;
+  s.b = v.b;
+  s.packets = v.packets;
+  s.first_ns = v.first_ns;
+  s.last_ns = v.last_ns;
+  s.channels.reserve(v.channel_count);
+  for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1]->next_in_conv)
+    s.channels.push_back(impl_->summarize(*impl_->channels[n - 1]));
+  return s;
 }
 
 std::vector<PfcSummary> Analyzer::pfc() const {

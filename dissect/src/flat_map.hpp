@@ -9,6 +9,7 @@
 // table is at most three quarters full and doubles when it would be fuller;
 // entries are never removed (the analyser forgets no channel and no host).
 // Values are unsigned integers; the largest one marks an empty slot.
+// FlatMultiMap is the same table with a key allowed several times.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +35,12 @@ class FlatMap {
       if (s.value == kEmpty) return nullptr;
       if (s.key == key) return &s.value;
     }
+  }
+
+  /// Asks the processor to fetch the slot where a look-up of `key` starts
+  /// (a hint, for a look-up that follows a little later).
+  void prefetch(const Key& key) const noexcept {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Hash{}(key)&mask()]);
   }
 
   /// Inserts key -> value unless the key is there; returns the value the
@@ -67,6 +74,62 @@ class FlatMap {
     size_ = 0;
     for (const Slot& s : old)
       if (s.value != kEmpty) try_emplace(s.key, s.value);
+  }
+
+  std::vector<Slot> slots_;
+  std::size_t size_ = 0;
+};
+
+/// Several values per key, in the same kind of table: an insertion takes
+/// the first free slot from the key's, so a key's values lie between its
+/// slot and the next empty one, among other keys' entries.
+template <class Key, class Value, class Hash>
+class FlatMultiMap {
+  static_assert(std::is_unsigned_v<Value>);
+  static constexpr Value kEmpty = std::numeric_limits<Value>::max();
+
+ public:
+  void insert(const Key& key, Value value) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+    place(key, value);
+    ++size_;
+  }
+
+  /// Calls f(value) for each value of `key` (in no particular order).
+  template <class F>
+  void for_each(const Key& key, F f) const {
+    if (slots_.empty()) return;
+    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
+      const Slot& s = slots_[i];
+      if (s.value == kEmpty) return;
+      if (s.key == key) f(s.value);
+    }
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+ private:
+  struct Slot {
+    Key key{};
+    Value value = kEmpty;
+  };
+
+  [[nodiscard]] std::size_t mask() const noexcept { return slots_.size() - 1; }
+
+  void place(const Key& key, Value value) {
+    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
+      if (slots_[i].value == kEmpty) {
+        slots_[i] = Slot{key, value};
+        return;
+      }
+    }
+  }
+
+  void grow() {
+    std::vector<Slot> old =
+        std::exchange(slots_, std::vector<Slot>(slots_.empty() ? 16 : 2 * slots_.size()));
+    for (const Slot& s : old)
+      if (s.value != kEmpty) place(s.key, s.value);
   }
 
   std::vector<Slot> slots_;

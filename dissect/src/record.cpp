@@ -49,10 +49,6 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
     return;
   }
   rec.op = wire::find_opcode(rec.decoded.ib->bth.opcode);
-  if (check_icrc) {
-    rec.icrc = wire::check_icrc(rec.decoded, captured);
-    rec.vcrc = wire::check_vcrc(rec.decoded, captured);
-  }
   if (rec.decoded.error && rec.decoded.error->kind == wire::ErrorKind::UnknownOpcode) {
     Event e{EventType::UnknownOpcode, frame};
     e.code = rec.decoded.ib->bth.opcode;
@@ -73,13 +69,20 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
     rec.mad = wire::mad::parse_header(ib.payload);
     if (ib.bth.dest_qp == 1) rec.cm = wire::cm::decode(ib.payload);
   }
+  if (check_icrc) check_record_crc(captured, rec);
+}
+
+void check_record_crc(wire::Bytes captured, PacketRecord& rec) {
+  if (!rec.decoded.is_roce() || !rec.has_bth()) return;
+  rec.icrc = wire::check_icrc(rec.decoded, captured);
+  rec.vcrc = wire::check_vcrc(rec.decoded, captured);
   if (rec.icrc && !rec.icrc->ok()) {
-    Event e{EventType::IcrcMismatch, frame};
+    Event e{EventType::IcrcMismatch, rec.frame};
     e.value = (std::uint64_t{rec.icrc->expected} << 32) | rec.icrc->actual;
     rec.events.push_back(e);
   }
   if (rec.vcrc && !rec.vcrc->ok()) {
-    Event e{EventType::VcrcMismatch, frame};
+    Event e{EventType::VcrcMismatch, rec.frame};
     e.value = (std::uint64_t{rec.vcrc->expected} << 32) | rec.vcrc->actual;
     rec.events.push_back(e);
   }

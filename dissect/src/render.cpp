@@ -8,9 +8,14 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
 
 #include "catalog.hpp"
 #include "format.hpp"
@@ -93,8 +98,8 @@ std::string_view short_pos(wire::Position p) {
 }  // namespace
 
 std::string endpoint_string(const Endpoint& e) {
-  if (!e.qpn_known) return fmt::format("{} QP ?", e.addr.to_string());
-  return fmt::format("{} QP 0x{:06x}", e.addr.to_string(), e.qpn);
+  if (!e.qpn_known) return fmt::format(FMT_COMPILE("{} QP ?"), e.addr.to_string());
+  return fmt::format(FMT_COMPILE("{} QP 0x{:06x}"), e.addr.to_string(), e.qpn);
 }
 
 std::string short_label(const PacketRecord& rec) {
@@ -539,9 +544,114 @@ void render_pfc_text(const CaptureStats& st, std::span<const PfcSummary> pfc, st
 
 }  // namespace
 
-void render_summary_text(const CaptureStats& st, std::span<const ConversationSummary> convs,
-                         std::string& out, std::span<const PfcSummary> pfc) {
-  using detail::format_duration;
+namespace {
+
+// A summary of a whole cluster writes a dozen lines for each of hundreds of
+// thousands of conversations, each a catalog message whose text is known
+// only at run time: fmt would parse each text again for every line, most of
+// the cost of the summary. A text made only of literal text and "{}" or
+// "{N}" fields is split once (per thread) into pieces and put together
+// here; any other text (format specifications, escaped braces) is left to
+// fmt, so that every line reads exactly as fmt would write it.
+
+struct Piece {
+  std::string_view text;  // literal text before the field
+  int arg = -1;           // the field's argument, -1 for none (the text's end)
+};
+
+struct SplitText {
+  bool simple = false;
+  int max_arg = -1;
+  std::vector<Piece> pieces;
+};
+
+SplitText split_text(std::string_view text) {
+  SplitText r;
+  int next_auto = 0;
+  bool automatic = false, manual = false;
+  std::size_t lit = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '}') return r;  // "}}" or a stray brace: fmt's to judge
+    if (text[i] != '{') continue;
+    const std::size_t close = text.find('}', i);
+    if (close == std::string_view::npos) return r;
+    const std::string_view field = text.substr(i + 1, close - i - 1);
+    int arg = 0;
+    if (field.empty()) {
+      automatic = true;
+      arg = next_auto++;
+    } else {
+      manual = true;
+      for (const char ch : field) {
+        if (ch < '0' || ch > '9' || arg > 1000) return r;  // a specification, "{{", a name
+        arg = arg * 10 + (ch - '0');
+      }
+    }
+    if (automatic && manual) return r;
+    r.pieces.push_back(Piece{text.substr(lit, i - lit), arg});
+    r.max_arg = std::max(r.max_arg, arg);
+    i = close;
+    lit = close + 1;
+  }
+  r.pieces.push_back(Piece{text.substr(lit), -1});
+  r.simple = true;
+  return r;
+}
+
+/// The pieces of a catalog text, split the first time this thread sees it
+/// (texts are static: their address identifies them).
+const SplitText& split_once(std::string_view text) {
+  thread_local std::unordered_map<const char*, SplitText> cache;
+  auto it = cache.find(text.data());
+  if (it == cache.end()) it = cache.emplace(text.data(), split_text(text)).first;
+  return it->second;
+}
+
+/// One argument of a line as text: a number written with std::to_chars
+/// (what fmt writes for "{}"), or a string as it is.
+class LineArg {
+ public:
+  // NOLINTBEGIN(google-explicit-constructor): built from each argument in place
+  LineArg(std::string_view s) : text_(s) {}
+  LineArg(const std::string& s) : text_(s) {}
+  LineArg(const char* s) : text_(s) {}
+  template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
+      LineArg(T v) {
+    const auto r = std::to_chars(digits_.data(), digits_.data() + digits_.size(), v);
+    len_ = static_cast<std::size_t>(r.ptr - digits_.data());
+    number_ = true;
+  }
+  // NOLINTEND(google-explicit-constructor)
+  [[nodiscard]] std::string_view view() const noexcept {
+    return number_ ? std::string_view(digits_.data(), len_) : text_;
+  }
+
+ private:
+  std::string_view text_;
+  std::array<char, 24> digits_{};
+  std::size_t len_ = 0;
+  bool number_ = false;
+};
+
+/// One line of a message in the user's language, written into `out`.
+template <class... Args>
+void line(std::string& out, const i18n::Message& m, const Args&... args) {
+  const std::string_view text = i18n::text(m);
+  const SplitText& split = split_once(text);
+  if (!split.simple || split.max_arg >= static_cast<int>(sizeof...(Args))) {
+    fmt::format_to(std::back_inserter(out), fmt::runtime(text), args...);
+  } else {
+    const std::array<LineArg, sizeof...(Args)> a{LineArg(args)...};
+    for (const Piece& p : split.pieces) {
+      out += p.text;
+      if (p.arg >= 0) out += a[static_cast<std::size_t>(p.arg)].view();
+    }
+  }
+  out.push_back('\n');
+}
+
+void summary_text_head(const CaptureStats& st, std::size_t conversations, std::string& out) {
   put(out, "{}\n",
       i18n::tr(M("sum.capture"), st.frames, st.roce, st.roce_v1, st.other, st.malformed,
                st.snap_truncated, st.unknown_opcode, st.icrc_errors, st.datagrams));
@@ -550,65 +660,58 @@ void render_summary_text(const CaptureStats& st, std::span<const ConversationSum
   if (st.cnps_unattributed)
     put(out, "{}\n", i18n::tr(M("sum.cnps_unattributed"), st.cnps_unattributed));
   put(out, "{}\n", i18n::tr(M("sum.duration"), detail::format_seconds(st.last_ns - st.first_ns)));
-  if (convs.empty()) {
-    put(out, "{}\n", i18n::tr(M("sum.none")));
-    render_pfc_text(st, pfc, out);
-    return;
+  if (conversations == 0) put(out, "{}\n", i18n::tr(M("sum.none")));
+}
+
+void summary_text_conversation(const ConversationSummary& v, std::string& out) {
+  using detail::format_duration;
+  out.push_back('\n');
+  line(out, M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
+       detail::format_seconds(v.last_ns - v.first_ns));
+  for (const ChannelSummary& c : v.channels) {
+    line(out, M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder));
+    line(out, M("sum.packets"), c.request_packets, c.response_packets);
+    line(out, M("sum.messages"), c.sends, c.writes, c.reads, c.compare_swaps, c.fetch_adds);
+    line(out, M("sum.payload"), c.payload_bytes, c.unique_payload_bytes);
+    if (c.path_mtu == 0)
+      line(out, M("sum.mtu_unknown"));
+    else
+      line(out, c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu);
+    line(out, M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.out_of_order);
+    line(out, M("sum.acks"), c.acks, c.duplicate_acks);
+    line(out, M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4], c.go_back_n);
+    if (c.rnr_naks) line(out, M("sum.rnr"), c.rnr_naks, format_duration(c.rnr_wait_ns));
+    if (c.timeouts)
+      line(out, M("sum.timeouts"), c.timeouts, format_duration(c.timeout_gap_ns),
+           c.timeout_exponent ? fmt::format("{}", *c.timeout_exponent) : "?", c.max_retries);
+    else
+      line(out, M("sum.no_timeouts"));
+    if (c.retry_exhausted) line(out, M("sum.exhausted"));
+    if (c.still_retrying) line(out, M("sum.still_retrying"));
+    if (c.rtt_samples)
+      line(out, M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
+           format_duration(c.rtt_max_ns), c.rtt_samples);
+    else
+      line(out, M("sum.rtt_none"));
+    line(out, M("sum.goodput"), detail::format_rate(c.goodput_bps));
+    if (c.cnps || c.icrc_errors) line(out, M("sum.cnp"), c.cnps, c.icrc_errors);
+    if (c.cnps || c.ecn_ce)
+      line(out, M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
+           format_duration(c.cnp_interval_median_ns), format_duration(c.ce_to_cnp_median_ns));
+    if (c.fecn || c.becn) line(out, M("sum.fecn"), c.fecn, c.becn);
+    if (c.rate_cnps)
+      line(out, M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
+           detail::format_rate(c.rate_before_cnp_bps / 8),
+           detail::format_rate(c.rate_after_cnp_bps / 8));
   }
-  for (const ConversationSummary& v : convs) {
-    put(out, "\n{}\n",
-        i18n::tr(M("sum.conv"), v.id, endpoint_string(v.a), endpoint_string(v.b), v.packets,
-                 detail::format_seconds(v.last_ns - v.first_ns)));
-    for (const ChannelSummary& c : v.channels) {
-      put(out, "{}\n",
-          i18n::tr(M("sum.channel"), endpoint_string(c.requester), endpoint_string(c.responder)));
-      put(out, "{}\n", i18n::tr(M("sum.packets"), c.request_packets, c.response_packets));
-      put(out, "{}\n",
-          i18n::tr(M("sum.messages"), c.sends, c.writes, c.reads, c.compare_swaps, c.fetch_adds));
-      put(out, "{}\n", i18n::tr(M("sum.payload"), c.payload_bytes, c.unique_payload_bytes));
-      if (c.path_mtu == 0)
-        put(out, "{}\n", i18n::tr(M("sum.mtu_unknown")));
-      else
-        put(out, "{}\n",
-            i18n::tr(c.path_mtu_exact ? M("sum.mtu_exact") : M("sum.mtu_bound"), c.path_mtu));
-      put(out, "{}\n",
-          i18n::tr(M("sum.loss"), c.retransmitted_packets, c.psn_gaps, c.out_of_order));
-      put(out, "{}\n", i18n::tr(M("sum.acks"), c.acks, c.duplicate_acks));
-      put(out, "{}\n",
-          i18n::tr(M("sum.naks"), c.naks[0], c.naks[1], c.naks[2], c.naks[3], c.naks[4],
-                   c.go_back_n));
-      if (c.rnr_naks)
-        put(out, "{}\n", i18n::tr(M("sum.rnr"), c.rnr_naks, format_duration(c.rnr_wait_ns)));
-      if (c.timeouts)
-        put(out, "{}\n",
-            i18n::tr(M("sum.timeouts"), c.timeouts, format_duration(c.timeout_gap_ns),
-                     c.timeout_exponent ? fmt::format("{}", *c.timeout_exponent) : "?",
-                     c.max_retries));
-      else
-        put(out, "{}\n", i18n::tr(M("sum.no_timeouts")));
-      if (c.retry_exhausted) put(out, "{}\n", i18n::tr(M("sum.exhausted")));
-      if (c.still_retrying) put(out, "{}\n", i18n::tr(M("sum.still_retrying")));
-      if (c.rtt_samples)
-        put(out, "{}\n",
-            i18n::tr(M("sum.rtt"), format_duration(c.rtt_min_ns), format_duration(c.rtt_median_ns),
-                     format_duration(c.rtt_max_ns), c.rtt_samples));
-      else
-        put(out, "{}\n", i18n::tr(M("sum.rtt_none")));
-      put(out, "{}\n", i18n::tr(M("sum.goodput"), detail::format_rate(c.goodput_bps)));
-      if (c.cnps || c.icrc_errors) put(out, "{}\n", i18n::tr(M("sum.cnp"), c.cnps, c.icrc_errors));
-      if (c.cnps || c.ecn_ce)
-        put(out, "{}\n",
-            i18n::tr(M("sum.congestion"), c.ecn_ce, c.cnps, format_duration(c.cnp_interval_min_ns),
-                     format_duration(c.cnp_interval_median_ns),
-                     format_duration(c.ce_to_cnp_median_ns)));
-      if (c.fecn || c.becn) put(out, "{}\n", i18n::tr(M("sum.fecn"), c.fecn, c.becn));
-      if (c.rate_cnps)
-        put(out, "{}\n",
-            i18n::tr(M("sum.rate_cnp"), format_duration(c.rate_window_ns), c.rate_cnps,
-                     detail::format_rate(c.rate_before_cnp_bps / 8),
-                     detail::format_rate(c.rate_after_cnp_bps / 8)));
-    }
-  }
+}
+
+}  // namespace
+
+void render_summary_text(const CaptureStats& st, std::span<const ConversationSummary> convs,
+                         std::string& out, std::span<const PfcSummary> pfc) {
+  summary_text_head(st, convs.size(), out);
+  for (const ConversationSummary& v : convs) summary_text_conversation(v, out);
   render_pfc_text(st, pfc, out);
 }
 
@@ -684,19 +787,50 @@ Json channel_json(const ChannelSummary& c) {
 
 }  // namespace
 
-void render_summary_json(const CaptureStats& st, std::span<const ConversationSummary> convs,
-                         std::string& out, std::span<const PfcSummary> pfc) {
-  Json conversations = Json::array();
-  for (const ConversationSummary& v : convs) {
-    Json channels = Json::array();
-    for (const ChannelSummary& c : v.channels) channels.push_back(channel_json(c));
-    conversations.push_back({{"id", v.id},
-                             {"a", endpoint_json(v.a)},
-                             {"b", endpoint_json(v.b)},
-                             {"packets", v.packets},
-                             {"duration_ns", v.last_ns - v.first_ns},
-                             {"channels", std::move(channels)}});
-  }
+namespace {
+
+// The summary document, {"capture":{...},"conversations":[...],"pfc":[...]},
+// is written in pieces: each piece is dumped as nlohmann-json dumps it inside
+// the whole (compact, no spaces), so the pieces put together are the document.
+
+void summary_json_head(const CaptureStats& st, std::string& out) {
+  const Json capture{{"frames", st.frames},
+                     {"roce", st.roce},
+                     {"roce_v1", st.roce_v1},
+                     {"native_ib", st.native_ib},
+                     {"vcrc_errors", st.vcrc_errors},
+                     {"other", st.other},
+                     {"malformed", st.malformed},
+                     {"snap_truncated", st.snap_truncated},
+                     {"unknown_opcode", st.unknown_opcode},
+                     {"icrc_errors", st.icrc_errors},
+                     {"datagrams", st.datagrams},
+                     {"untracked", st.untracked},
+                     {"cnps_unattributed", st.cnps_unattributed},
+                     {"bytes", st.bytes},
+                     {"duration_ns", st.last_ns - st.first_ns},
+                     {"pause_frames", st.pause_frames},
+                     {"link_speed_bps", st.link_speed_bps},
+                     {"link_speed_source", speed_source_name(st.link_speed_source)}};
+  out += "{\"capture\":";
+  out += capture.dump();
+  out += ",\"conversations\":[";
+}
+
+void summary_json_conversation(const ConversationSummary& v, bool first, std::string& out) {
+  Json channels = Json::array();
+  for (const ChannelSummary& c : v.channels) channels.push_back(channel_json(c));
+  const Json conv{{"id", v.id},
+                  {"a", endpoint_json(v.a)},
+                  {"b", endpoint_json(v.b)},
+                  {"packets", v.packets},
+                  {"duration_ns", v.last_ns - v.first_ns},
+                  {"channels", std::move(channels)}};
+  if (!first) out.push_back(',');
+  out += conv.dump();
+}
+
+void summary_json_tail(std::span<const PfcSummary> pfc, std::string& out) {
   Json pauses = Json::array();
   for (const PfcSummary& p : pfc)
     pauses.push_back({{"src", wire::mac_to_string(p.src)},
@@ -707,29 +841,42 @@ void render_summary_json(const CaptureStats& st, std::span<const ConversationSum
                       {"longest_pause_ns", p.longest_pause_ns},
                       {"storms", p.storms},
                       {"paused_at_end", p.paused_at_end}});
-  const Json doc{{"capture",
-                  {{"frames", st.frames},
-                   {"roce", st.roce},
-                   {"roce_v1", st.roce_v1},
-                   {"native_ib", st.native_ib},
-                   {"vcrc_errors", st.vcrc_errors},
-                   {"other", st.other},
-                   {"malformed", st.malformed},
-                   {"snap_truncated", st.snap_truncated},
-                   {"unknown_opcode", st.unknown_opcode},
-                   {"icrc_errors", st.icrc_errors},
-                   {"datagrams", st.datagrams},
-                   {"untracked", st.untracked},
-                   {"cnps_unattributed", st.cnps_unattributed},
-                   {"bytes", st.bytes},
-                   {"duration_ns", st.last_ns - st.first_ns},
-                   {"pause_frames", st.pause_frames},
-                   {"link_speed_bps", st.link_speed_bps},
-                   {"link_speed_source", speed_source_name(st.link_speed_source)}}},
-                 {"conversations", std::move(conversations)},
-                 {"pfc", std::move(pauses)}};
-  out += doc.dump();
-  out.push_back('\n');
+  out += "],\"pfc\":";
+  out += pauses.dump();
+  out += "}\n";
+}
+
+}  // namespace
+
+void render_summary_json(const CaptureStats& st, std::span<const ConversationSummary> convs,
+                         std::string& out, std::span<const PfcSummary> pfc) {
+  summary_json_head(st, out);
+  for (std::size_t i = 0; i < convs.size(); ++i) summary_json_conversation(convs[i], i == 0, out);
+  summary_json_tail(pfc, out);
+}
+
+SummaryWriter::SummaryWriter(Format format, const CaptureStats& stats, std::size_t conversations,
+                             std::string& out)
+    : format_(format), stats_(stats), out_(out) {
+  if (format_ == Format::Json)
+    summary_json_head(stats_, out_);
+  else
+    summary_text_head(stats_, conversations, out_);
+}
+
+void SummaryWriter::conversation(const ConversationSummary& v) {
+  if (format_ == Format::Json)
+    summary_json_conversation(v, written_ == 0, out_);
+  else
+    summary_text_conversation(v, out_);
+  ++written_;
+}
+
+void SummaryWriter::end(std::span<const PfcSummary> pfc) {
+  if (format_ == Format::Json)
+    summary_json_tail(pfc, out_);
+  else
+    render_pfc_text(stats_, pfc, out_);
 }
 
 void render_payload_hex(const PacketRecord& rec, bool compact, std::string& out) {

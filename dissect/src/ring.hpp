@@ -68,6 +68,15 @@ class Ring {
   const_iterator begin() const noexcept { return {this, 0}; }
   const_iterator end() const noexcept { return {this, size_}; }
 
+  /// Asks the processor to fetch both ends of the ring: the oldest element
+  /// and the slot the next one goes to (a hint, for the packet that will
+  /// touch them a little later).
+  void prefetch() const noexcept {
+    if (cap_ == 0) return;
+    __builtin_prefetch(&data_[head_]);
+    __builtin_prefetch(&data_[slot(size_ < cap_ ? size_ : size_ - 1)]);
+  }
+
   template <class... Args>
   void emplace_back(Args&&... args) {
     if (size_ == cap_) grow();

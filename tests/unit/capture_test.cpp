@@ -1,5 +1,7 @@
 // Capture files through libpcap: frames written and read back with their
-// times and lengths, damaged files refused with a clear error; native
+// times and lengths, damaged files refused with a clear error; a classic
+// pcap file read from its mapping gives the frames and errors libpcap gives
+// reading it from a pipe; native
 // InfiniBand packets written as ERF records (link type 197) read back, decode
 // and verify, and tshark reads them as they were built.
 #include <doctest/doctest.h>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rdmalab/capture/pcap_file.hpp"
@@ -76,6 +79,147 @@ TEST_CASE("a capture cut in the middle of a record fails with the frame number")
   REQUIRE(r.next(p));
   CHECK_THROWS_WITH_AS((void)r.next(p), doctest::Contains("after frame 1"), capture::CaptureError);
   std::filesystem::remove(path);
+}
+
+// ------------------------------------------- the mapping and libpcap agree
+
+namespace {
+
+/// What a reader gave: every frame (time, lengths, bytes), then the error
+/// that ended it ("" for a clean end).
+struct ReadAll {
+  std::vector<std::string> frames;
+  std::string error;
+  bool mapped = false;
+};
+
+ReadAll read_all(const std::string& path) {
+  ReadAll r;
+  try {
+    capture::PcapReader reader(path);
+    r.mapped = reader.mapped();
+    capture::Packet p;
+    while (reader.next(p)) {
+      std::ostringstream line;
+      line << p.frame << ' ' << p.time_ns << ' ' << p.original_length << ' '
+           << std::string(p.data.begin(), p.data.end());
+      r.frames.push_back(line.str());
+    }
+  } catch (const capture::CaptureError& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+/// The same bytes read by libpcap: through a pipe, which cannot be mapped.
+ReadAll read_all_piped(const std::string& bytes) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::thread writer([&bytes, fd = fds[1]] {
+    std::size_t at = 0;
+    while (at < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  });
+  ReadAll r = read_all("/dev/fd/" + std::to_string(fds[0]));
+  ::close(fds[0]);  // the reader may stop early (an error): the writer then sees EPIPE
+  writer.join();
+  return r;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+void check_same(const std::string& name, const std::string& bytes, bool expect_mapped = true) {
+  CAPTURE(name);
+  const auto path = temp_path("rdmalab_capture_mapped.pcap");
+  std::ofstream(path, std::ios::binary) << bytes;
+  const ReadAll mapped = read_all(path);
+  const ReadAll piped = read_all_piped(bytes);
+  CHECK(mapped.mapped == expect_mapped);
+  CHECK_FALSE(piped.mapped);
+  CHECK(mapped.frames.size() == piped.frames.size());
+  CHECK(mapped.frames == piped.frames);
+  // The messages name the file: compare what follows the name.
+  auto tail = [](const std::string& e) { return e.substr(std::min(e.find(':'), e.size())); };
+  CHECK(tail(mapped.error) == tail(piped.error));
+  CHECK(mapped.error.empty() == piped.error.empty());
+  std::filesystem::remove(path);
+}
+
+/// A pcap file header and records, written by hand (`swap`: the other byte order).
+struct HandPcap {
+  std::string bytes;
+  bool swap = false;
+  void u32(std::uint32_t v) {
+    if (swap) v = __builtin_bswap32(v);
+    bytes.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  void u16(std::uint16_t v) {
+    if (swap) v = __builtin_bswap16(v);
+    bytes.append(reinterpret_cast<const char*>(&v), 2);
+  }
+  HandPcap(std::uint32_t magic, bool swapped, std::uint32_t snaplen, std::uint16_t minor = 4)
+      : swap(swapped) {
+    u32(magic);
+    u16(2);
+    u16(minor);
+    u32(0);
+    u32(0);
+    u32(snaplen);
+    u32(1);  // Ethernet
+  }
+  void record(std::uint32_t sec, std::uint32_t frac, std::uint32_t caplen, std::uint32_t len,
+              std::size_t stored) {
+    u32(sec);
+    u32(frac);
+    u32(caplen);
+    u32(len);
+    for (std::size_t i = 0; i < stored; ++i) bytes.push_back(static_cast<char>(i * 7 + caplen));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a classic pcap file read from its mapping gives what libpcap gives") {
+  // Every capture of the test data (microsecond and nanosecond ones).
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(RDMALAB_TEST_DATA)) {
+    if (entry.path().extension() != ".pcap") continue;
+    const std::string bytes = file_bytes(entry.path().string());
+    check_same(entry.path().filename().string(), bytes);
+    // Cut in a record's header, in its data, and just after its header.
+    for (const std::size_t cut : {bytes.size() - 1, bytes.size() * 2 / 3, std::size_t{24 + 8}})
+      if (cut > 24 && cut < bytes.size())
+        check_same("cut at " + std::to_string(cut), bytes.substr(0, cut));
+    ++files;
+  }
+  CHECK(files >= 10);
+  for (const bool swapped : {false, true}) {
+    for (const std::uint32_t magic : {0xA1B2C3D4U, 0xA1B23C4DU}) {
+      CAPTURE(swapped);
+      CAPTURE(magic);
+      HandPcap f(magic, swapped, 100);
+      f.record(1'700'000'000, 999'999, 60, 60, 60);
+      f.record(1'700'000'001, 5, 100, 1500, 100);      // cut to the snap length when written
+      f.record(0, 0, 0, 64, 0);                        // nothing kept
+      f.record(0x8000'0001, 0xFFFF'FFF0, 10, 10, 10);  // before 1970 / damaged time
+      f.record(3, 4, 150, 150, 150);  // longer than the snap length: libpcap cuts it
+      f.record(5, 6, 20, 20, 20);
+      check_same("hand-written", f.bytes);
+      f.record(7, 8, 1'000'000, 1'000'000, 10);  // longer than libpcap accepts
+      check_same("hand-written, a damaged length", f.bytes);
+    }
+  }
+  // Version 2.3 and pcapng are libpcap's alone.
+  HandPcap old(0xA1B2C3D4U, false, 100, 3);
+  old.record(1, 2, 10, 10, 10);
+  check_same("version 2.3", old.bytes, false);
 }
 
 // ------------------------------------------------------- ERF (link type 197)

@@ -1,4 +1,5 @@
 // RoCEv2 (IPv4, IPv6, VLAN) and RoCEv1 framing, link types, non-RoCE frames.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -213,5 +214,17 @@ TEST_CASE("a frame cut anywhere never crashes and says where it ended") {
     CHECK(snap.error->kind == ErrorKind::SnapTruncated);
     std::uint32_t icrc = 0;
     CHECK_FALSE(detail::frame_icrc_into(snap, part, icrc));
+  }
+}
+
+TEST_CASE("an IPv4 address is written as inet_ntop writes it") {
+  for (const std::array<std::uint8_t, 4> a : {std::array<std::uint8_t, 4>{0, 0, 0, 0},
+                                              {255, 255, 255, 255},
+                                              {10, 0, 1, 250},
+                                              {1, 20, 100, 9},
+                                              {192, 168, 0, 1}}) {
+    char buf[INET_ADDRSTRLEN] = {};
+    REQUIRE(inet_ntop(AF_INET, a.data(), buf, sizeof buf) != nullptr);
+    CHECK(IpAddress::from_v4(a).to_string() == buf);
   }
 }

@@ -7,24 +7,29 @@ namespace rdmapcap {
 namespace {
 
 namespace capture = rdmalab::capture;
+namespace dissect = rdmalab::dissect;
 
-// A batch ends at about a megabyte of frames, or at this many small frames:
-// large enough that handing one over costs nothing per frame, small enough
-// that the three stay in the caches the two threads share.
+// A batch ends at this many frames (about 3 MiB of records), or, for frames
+// libpcap read, when its buffer of copies is full: few enough batches that
+// the threads seldom wait for each other, little enough memory.
+constexpr std::size_t kBatchFrames = 4096;
 constexpr std::size_t kBatchBytes = std::size_t{1} << 20;
-constexpr std::size_t kBatchFrames = 8192;
 // One being filled, one being analysed, one ready for whichever is faster.
 constexpr std::size_t kBatches = 3;
 
 }  // namespace
 
-Pipeline::Pipeline(capture::PcapReader& reader) : reader_(reader) {
+Pipeline::Pipeline(capture::PcapReader& reader, rdmalab::wire::LinkType link, bool check_icrc)
+    : reader_(reader), link_(link), check_icrc_(check_icrc) {
   for (std::size_t i = 0; i < kBatches; ++i) {
     batches_.push_back(std::make_unique<Batch>());
-    batches_.back()->arena.resize(kBatchBytes);
-    batches_.back()->packets.reserve(kBatchFrames);
+    batches_.back()->records.resize(kBatchFrames);
+    batches_.back()->bytes.resize(kBatchFrames);
     free_.push_back(batches_.back().get());
   }
+  // The mapped file's pages are given back as batches come back done
+  // (done_before), not as the reader passes them.
+  reader_.done_before(0);
   try {
     thread_ = std::thread([this] { read_loop(); });
   } catch (const std::system_error&) {
@@ -43,10 +48,11 @@ Pipeline::~Pipeline() {
   if (thread_.joinable()) thread_.join();
 }
 
-Pipeline::Batch* Pipeline::take(std::deque<Batch*>& from) {
+Pipeline::Batch* Pipeline::take(std::deque<Batch*>& from, bool* full_was_empty) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return stop_ || !from.empty(); });
   if (stop_) return nullptr;
+  if (full_was_empty != nullptr) *full_was_empty = full_.empty();
   Batch* b = from.front();
   from.pop_front();
   return b;
@@ -60,71 +66,102 @@ void Pipeline::give(std::deque<Batch*>& to, Batch* b) {
   cv_.notify_all();
 }
 
-void Pipeline::read_loop() {
-  capture::Packet pkt;
-  bool pending = false;  // pkt was read but did not fit in the previous batch
-  for (;;) {
-    Batch* b = take(free_);
-    if (b == nullptr) return;
-    b->used = 0;
-    b->packets.clear();
-    b->last = false;
-    b->error = nullptr;
-    try {
-      while (b->packets.size() < kBatchFrames) {
-        // libpcap's bytes stay valid until its next read, so a frame that
-        // did not fit is copied from there into the next batch.
-        if (!pending && !reader_.next(pkt)) {
-          b->last = true;
+void Pipeline::fill(Batch& b) {
+  b.count = 0;
+  b.used = 0;
+  b.last = false;
+  b.error = nullptr;
+  try {
+    capture::Packet pkt;
+    while (b.count < b.records.size()) {
+      bool from_map = false;
+      if (has_pending_) {
+        pkt = pending_;
+        has_pending_ = false;
+      } else {
+        if (!reader_.next(pkt)) {
+          b.last = true;
           break;
         }
-        pending = false;
+        from_map = reader_.mapped();
+      }
+      rdmalab::wire::Bytes data = pkt.data;
+      if (!from_map) {
+        // libpcap's bytes stay valid until its next read: copied into the
+        // batch. A frame that does not fit waits, copied into pending_'s
+        // own storage, for the next batch.
         const std::size_t n = pkt.data.size();
-        if (n > b->arena.size() - b->used) {
-          if (!b->packets.empty()) {
-            pending = true;
+        if (b.arena.empty()) b.arena.resize(kBatchBytes);
+        if (n > b.arena.size() - b.used) {
+          if (b.count > 0) {
+            pending_store_.assign(pkt.data.begin(), pkt.data.end());
+            pending_ = pkt;
+            pending_.data = rdmalab::wire::Bytes(pending_store_.data(), n);
+            has_pending_ = true;
             break;
           }
-          b->arena.resize(n);  // one frame larger than a batch; nothing points into it yet
+          // One frame larger than the buffer, first in its batch: nothing
+          // points into the buffer yet, so it may move.
+          b.arena.resize(b.used + n);
         }
-        std::uint8_t* at = b->arena.data() + b->used;
+        std::uint8_t* at = b.arena.data() + b.used;
         if (n > 0) std::memcpy(at, pkt.data.data(), n);
-        b->used += n;
-        b->packets.push_back(pkt);
-        b->packets.back().data = rdmalab::wire::Bytes(at, n);
+        b.used += n;
+        data = rdmalab::wire::Bytes(at, n);
       }
-    } catch (...) {
-      b->error = std::current_exception();
-      b->last = true;
+      b.bytes[b.count] = data;
+      dissect::decode_record(data, pkt.original_length, link_, pkt.frame, pkt.time_ns,
+                             b.records[b.count++], check_icrc_ && !b.crc_left);
     }
-    position_.store(reader_.position(), std::memory_order_relaxed);
+  } catch (...) {
+    b.error = std::current_exception();
+    b.last = true;
+  }
+  b.end = reader_.position();
+  position_.store(b.end, std::memory_order_relaxed);
+}
+
+void Pipeline::read_loop() {
+  for (;;) {
+    bool starved = false;  // the analysing thread had taken every filled batch
+    Batch* b = take(free_, &starved);
+    if (b == nullptr) return;
+    // Batches come back in the order they were filled: every frame up to
+    // this one's last is done with.
+    reader_.done_before(b->end);
+    b->crc_left = check_icrc_ && starved;
+    fill(*b);
     const bool last = b->last;
     give(full_, b);
     if (last) return;
   }
 }
 
-const capture::Packet* Pipeline::next() {
-  if (inline_) {
-    if (!reader_.next(inline_packet_)) return nullptr;
-    position_.store(reader_.position(), std::memory_order_relaxed);
-    return &inline_packet_;
-  }
+std::span<dissect::PacketRecord> Pipeline::next() {
   for (;;) {
-    if (current_ != nullptr && index_ < current_->packets.size())
-      return &current_->packets[index_++];
     if (current_ != nullptr) {
       Batch* done = current_;
       current_ = nullptr;
       done_ = done->last;
       const std::exception_ptr error = done->error;
-      give(free_, done);
+      if (!inline_) give(free_, done);
       if (error) std::rethrow_exception(error);
     }
-    if (done_) return nullptr;
-    current_ = take(full_);
-    index_ = 0;
-    if (current_ == nullptr) return nullptr;
+    if (done_) return {};
+    if (inline_) {
+      current_ = batches_.front().get();
+      reader_.done_before(current_->end);
+      current_->crc_left = false;
+      fill(*current_);
+    } else {
+      current_ = take(full_);
+      if (current_ == nullptr) return {};
+    }
+    if (current_->crc_left)
+      for (std::size_t i = 0; i < current_->count; ++i)
+        dissect::check_record_crc(current_->bytes[i], current_->records[i]);
+    if (current_->count > 0) return {current_->records.data(), current_->count};
+    // An empty batch: the end of the file, or its error, at once.
   }
 }
 

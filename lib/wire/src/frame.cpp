@@ -1,6 +1,8 @@
 #include "rdmalab/wire/frame.hpp"
 
 #include <arpa/inet.h>
+#include <fmt/compile.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -53,13 +55,14 @@ std::array<std::uint8_t, 4> IpAddress::v4_bytes() const noexcept {
 
 std::string IpAddress::to_string() const {
   if (lid) return "LID " + std::to_string(load_be16(bytes.data() + 14));
-  char buf[INET6_ADDRSTRLEN] = {};
   if (v4) {
+    // What inet_ntop writes for AF_INET, without its sprintf: a summary of
+    // a whole cluster names hundreds of thousands of endpoints.
     const auto a = v4_bytes();
-    inet_ntop(AF_INET, a.data(), buf, sizeof buf);
-  } else {
-    inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf);
+    return fmt::format(FMT_COMPILE("{}.{}.{}.{}"), a[0], a[1], a[2], a[3]);
   }
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf);
   return buf;
 }
 

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "rdmalab/dissect/record.hpp"
@@ -195,12 +196,22 @@ class Analyzer {
   /// Analyses one packet (frames must come in capture order): sets
   /// rec.conversation and appends events to rec.events.
   void feed(PacketRecord& rec);
+  /// feed() on each record in order, with the same results, faster on
+  /// captures of many QPs: the state of each packet's channel is fetched
+  /// from memory while the packets before it are analysed.
+  void feed(std::span<PacketRecord> recs);
   /// End-of-capture events (each names the frame it concerns). Call once.
   [[nodiscard]] std::vector<Event> finish();
 
   [[nodiscard]] const CaptureStats& stats() const noexcept;
   [[nodiscard]] const AnalyzerOptions& options() const noexcept;
   [[nodiscard]] std::vector<ConversationSummary> summaries() const;
+  /// The conversations found so far (their ids are 1 to this number).
+  [[nodiscard]] std::size_t conversation_count() const noexcept;
+  /// The summary of one conversation (1-based id, at most
+  /// conversation_count()): summaries()[id - 1], built alone, so that a
+  /// caller writing them out one by one holds one at a time.
+  [[nodiscard]] ConversationSummary summary(std::uint32_t id) const;
   /// Pause frames per sender MAC and priority, in order of first frame.
   [[nodiscard]] std::vector<PfcSummary> pfc() const;
   /// The endpoints of a conversation (1-based id); nullopt when unknown.

@@ -71,4 +71,12 @@ void decode_record(wire::Bytes captured, std::size_t original_length, wire::Link
                    std::uint64_t frame, std::int64_t time_ns, PacketRecord& rec,
                    bool check_icrc = true);
 
+/// The ICRC (and, on an InfiniBand link, VCRC) check of decode_record with
+/// `check_icrc`, done later: for a record decode_record made with
+/// `check_icrc = false` from the same `captured` bytes, before anything
+/// else reads it. The record then equals what decode_record with the check
+/// would have made (a program decoding on one thread and analysing on
+/// another can do the check on whichever is idle).
+void check_record_crc(wire::Bytes captured, PacketRecord& rec);
+
 }  // namespace rdmalab::dissect

@@ -47,6 +47,27 @@ void render_summary_text(const CaptureStats& stats, std::span<const Conversation
 void render_summary_json(const CaptureStats& stats, std::span<const ConversationSummary> convs,
                          std::string& out, std::span<const PfcSummary> pfc = {});
 
+/// The same summary (text or JSON, byte for byte), written one conversation
+/// at a time: a capture of a whole cluster has too many conversations to
+/// hold all their summaries at once. The head is written on construction,
+/// then conversation() for each conversation in order (the caller may move
+/// `out` elsewhere between calls), then end().
+class SummaryWriter {
+ public:
+  enum class Format : std::uint8_t { Text, Json };
+  /// `conversations`: how many conversation() calls will follow.
+  SummaryWriter(Format format, const CaptureStats& stats, std::size_t conversations,
+                std::string& out);
+  void conversation(const ConversationSummary& v);
+  void end(std::span<const PfcSummary> pfc);
+
+ private:
+  Format format_;
+  const CaptureStats& stats_;
+  std::string& out_;
+  std::size_t written_ = 0;
+};
+
 /// One JSON object (one line) for an 802.3x / 802.1Qbb pause frame (a
 /// record whose `pause` is set): frame, time, src and dst MAC, opcode, the
 /// priority-enable vector, the quanta and their times, events.

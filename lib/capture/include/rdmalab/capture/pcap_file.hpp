@@ -3,7 +3,9 @@
 // This is the only place in rdmalab that includes <pcap.h>: the decoder and
 // the analyser take byte spans, and the tools and the simulator reach files
 // through these two classes. Both pcap and pcapng are read (libpcap detects
-// the format); timestamps are kept in nanoseconds.
+// the format); timestamps are kept in nanoseconds. A classic pcap file's
+// records are read in place from a memory mapping, libpcap taking over at
+// the first record it must judge (see pcap_file.cpp).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +54,20 @@ class PcapReader {
   /// Reads the next packet. Returns false at the end of the file; throws
   /// CaptureError when the file is damaged (e.g. truncated mid-record).
   [[nodiscard]] bool next(Packet& out);
+  /// Whether the file is being read from a memory mapping (a classic pcap
+  /// file, up to a record libpcap must judge): next() then costs no system
+  /// call and no copy, and the bytes of the packet it returned last stay
+  /// valid as long as the reader lives. Otherwise libpcap reads (pcapng, a
+  /// pipe, the rest of a damaged file), a copy per record, and a packet's
+  /// bytes last until the next read.
+  [[nodiscard]] bool mapped() const noexcept;
+  /// The caller is done with the frames before `position` (a value of
+  /// position()): a mapped file's pages before it are given back to the
+  /// system. Without this call the reader gives back the pages a few
+  /// megabytes behind its cursor; after the first, only those it is told
+  /// about (a caller that holds frames longer, as rdmapcap's batches do,
+  /// would otherwise touch pages given back, which then count again).
+  void done_before(std::uint64_t position) noexcept;
   /// Bytes of the file consumed so far and its total size (for progress).
   [[nodiscard]] std::uint64_t position() const noexcept;
   [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
