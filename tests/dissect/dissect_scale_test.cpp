@@ -2,9 +2,11 @@
 // memory once it has gone quiet, and a capture of 20,000 QP pairs whose every
 // count is derived in the comments from the traffic the test writes.
 //
-// This program replaces the global operator new and delete to count the
-// bytes the analyser asks for (each block carries its size in a 16-byte
-// header, so what is freed is subtracted exactly).
+// This program replaces the global operator new and delete, and their array
+// forms, to count the bytes the analyser asks for (each block carries its
+// size in a 16-byte header, so what is freed is subtracted exactly). The
+// array forms too: libstdc++'s call the single ones, but a sanitizer's
+// runtime defines its own, and the count would miss every array then.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -40,6 +42,18 @@ void operator delete(void* q) noexcept {
 }
 
 void operator delete(void* q, std::size_t /*size*/) noexcept {
+  operator delete(q);
+}
+
+void* operator new[](std::size_t n) {
+  return operator new(n);
+}
+
+void operator delete[](void* q) noexcept {
+  operator delete(q);
+}
+
+void operator delete[](void* q, std::size_t /*size*/) noexcept {
   operator delete(q);
 }
 
