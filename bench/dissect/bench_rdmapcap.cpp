@@ -196,10 +196,14 @@ Written generate(const std::string& path, std::uint64_t packets, std::size_t pay
 /// A congestion-heavy capture: `qps` requesters (10.0.1.x, one QP each) send
 /// SEND Onlys of `payload` bytes to one responder, 1 µs apart in turn, one ACK per four
 /// requests per QP. In the second 400 µs of every millisecond the switch
-/// marks every request CE, the responder sends each QP at most one CNP per
-/// 50 µs, and the switch port pauses priority 3 (PFC, 65535 quanta every
-/// 100 µs, XON at the end); each millisecond starts with an 802.3x PAUSE of
-/// 100 quanta from the responder's NIC.
+/// marks every request CE, the responder answers every 13th marked request
+/// with a CNP to its QP, and the switch port pauses priority 3 (PFC, 65535
+/// quanta every 100 µs, XON at the end); each millisecond starts with an
+/// 802.3x PAUSE of 100 quanta from the responder's NIC. The CNPs follow the
+/// marks, not the QPs, so every number of QPs gets the same mix of packets
+/// (with 4 QPs each QP gets one CNP every 52 µs, at least the 50 µs a NIC
+/// paces them to; with many, each QP one now and then): the per-packet times
+/// of two such captures compare the cost of many QPs, nothing else.
 Written generate_congestion(const std::string& path, std::uint64_t packets, std::size_t payload,
                             std::uint32_t qps) {
   capture::PcapWriter writer(path, wire::LinkType::Ethernet);
@@ -217,7 +221,7 @@ Written generate_congestion(const std::string& path, std::uint64_t packets, std:
     put(std::span<const std::uint8_t>(frame.data(), n));
   };
   std::vector<std::uint32_t> psn(qps, 0);
-  std::vector<std::int64_t> last_cnp(qps, -1'000'000);
+  std::uint64_t marked = 0;  // CE-marked requests so far
   const auto rsp_ip = *wire::IpAddress::parse("10.0.0.1");
   auto req_ip = [](std::uint32_t q) {
     return wire::IpAddress::from_v4(
@@ -279,14 +283,13 @@ Written generate_congestion(const std::string& path, std::uint64_t packets, std:
       ack.packet.aeth = wire::Aeth{0x1F, psn[q] / 4 + 1};
       put_spec(ack);
     }
-    if (congested && rel - last_cnp[q] >= 50'000) {
+    if (congested && ++marked % 13 == 0) {
       wire::FrameSpec cnp;
       cnp.src_ip = rsp_ip;
       cnp.dst_ip = req.src_ip;
       cnp.packet.bth.opcode = wire::opcode::kCnp;
       cnp.packet.bth.dest_qp = 0x2000 + q;
       put_spec(cnp);
-      last_cnp[q] = rel;
     }
     psn[q] = wire::psn_add(psn[q], 1);
   }
