@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/command.hpp"
 #include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/wire/erf.hpp"
 #include "rdmalab/wire/ib_link.hpp"
@@ -322,30 +323,8 @@ std::uint32_t swap32(std::uint32_t v) {
   return (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF'0000) | (v << 24);
 }
 
-std::string run_command(const std::string& cmd) {
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
-  if (!pipe) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe.get())) > 0) out.append(buf, n);
-  return out;
-}
-
-std::vector<std::vector<std::string>> split_lines(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> cells;
-    std::size_t at = 0;
-    for (std::size_t tab; (tab = line.find('\t', at)) != std::string::npos; at = tab + 1)
-      cells.push_back(line.substr(at, tab - at));
-    cells.push_back(line.substr(at));
-    rows.push_back(std::move(cells));
-  }
-  return rows;
-}
+using testsupport::run_command;
+using testsupport::split_lines;
 
 }  // namespace
 
