@@ -21,63 +21,90 @@
 
 namespace rdmalab::dissect {
 
+namespace detail {
+
+/// The table both maps keep: one array of slots, at most three quarters
+/// full, probed linearly from the key's hash.
 template <class Key, class Value, class Hash>
-class FlatMap {
+struct FlatSlots {
   static_assert(std::is_unsigned_v<Value>);
   static constexpr Value kEmpty = std::numeric_limits<Value>::max();
-
- public:
-  /// The value of `key`, or nullptr.
-  [[nodiscard]] const Value* find(const Key& key) const noexcept {
-    if (slots_.empty()) return nullptr;
-    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
-      const Slot& s = slots_[i];
-      if (s.value == kEmpty) return nullptr;
-      if (s.key == key) return &s.value;
-    }
-  }
-
-  /// Asks the processor to fetch the slot where a look-up of `key` starts
-  /// (a hint, for a look-up that follows a little later).
-  void prefetch(const Key& key) const noexcept {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Hash{}(key)&mask()]);
-  }
-
-  /// Inserts key -> value unless the key is there; returns the value the
-  /// key has now and whether it was inserted.
-  std::pair<Value, bool> try_emplace(const Key& key, Value value) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
-      Slot& s = slots_[i];
-      if (s.value == kEmpty) {
-        s = Slot{key, value};
-        ++size_;
-        return {value, true};
-      }
-      if (s.key == key) return {s.value, false};
-    }
-  }
-
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-
- private:
   struct Slot {
     Key key{};
     Value value = kEmpty;
   };
 
-  [[nodiscard]] std::size_t mask() const noexcept { return slots_.size() - 1; }
+  std::vector<Slot> slots;
+  std::size_t size = 0;
 
-  void grow() {
-    std::vector<Slot> old =
-        std::exchange(slots_, std::vector<Slot>(slots_.empty() ? 16 : 2 * slots_.size()));
-    size_ = 0;
-    for (const Slot& s : old)
-      if (s.value != kEmpty) try_emplace(s.key, s.value);
+  [[nodiscard]] std::size_t mask() const noexcept { return slots.size() - 1; }
+  [[nodiscard]] std::size_t start(const Key& key) const noexcept { return Hash{}(key)&mask(); }
+
+  /// Calls f(slot) for the slots from `key`'s up to the first empty one,
+  /// until f returns true.
+  template <class F>
+  void probe(const Key& key, F f) const {
+    if (slots.empty()) return;
+    for (std::size_t i = start(key); slots[i].value != kEmpty; i = (i + 1) & mask())
+      if (f(slots[i])) return;
   }
 
-  std::vector<Slot> slots_;
-  std::size_t size_ = 0;
+  void prefetch(const Key& key) const noexcept {
+    if (!slots.empty()) __builtin_prefetch(&slots[start(key)]);
+  }
+
+  /// Makes room for one more entry: the table doubles when it would be
+  /// more than three quarters full.
+  void make_room() {
+    if ((size + 1) * 4 <= slots.size() * 3) return;
+    std::vector<Slot> old =
+        std::exchange(slots, std::vector<Slot>(slots.empty() ? 16 : 2 * slots.size()));
+    for (const Slot& s : old)
+      if (s.value != kEmpty) free_slot(s.key) = s;
+  }
+
+  /// The first empty slot from `key`'s (after make_room()).
+  Slot& free_slot(const Key& key) noexcept {
+    std::size_t i = start(key);
+    while (slots[i].value != kEmpty) i = (i + 1) & mask();
+    return slots[i];
+  }
+};
+
+}  // namespace detail
+
+template <class Key, class Value, class Hash>
+class FlatMap {
+ public:
+  /// The value of `key`, or nullptr.
+  [[nodiscard]] const Value* find(const Key& key) const noexcept {
+    const Value* found = nullptr;
+    t_.probe(key, [&](const Slot& s) {
+      if (s.key == key) found = &s.value;
+      return found != nullptr;
+    });
+    return found;
+  }
+
+  /// Asks the processor to fetch the slot where a look-up of `key` starts
+  /// (a hint, for a look-up that follows a little later).
+  void prefetch(const Key& key) const noexcept { t_.prefetch(key); }
+
+  /// Inserts key -> value unless the key is there; returns the value the
+  /// key has now and whether it was inserted.
+  std::pair<Value, bool> try_emplace(const Key& key, Value value) {
+    if (const Value* v = find(key)) return {*v, false};
+    t_.make_room();
+    t_.free_slot(key) = Slot{key, value};
+    ++t_.size;
+    return {value, true};
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return t_.size; }
+
+ private:
+  using Slot = typename detail::FlatSlots<Key, Value, Hash>::Slot;
+  detail::FlatSlots<Key, Value, Hash> t_;
 };
 
 /// Several values per key, in the same kind of table: an insertion takes
@@ -85,55 +112,27 @@ class FlatMap {
 /// slot and the next empty one, among other keys' entries.
 template <class Key, class Value, class Hash>
 class FlatMultiMap {
-  static_assert(std::is_unsigned_v<Value>);
-  static constexpr Value kEmpty = std::numeric_limits<Value>::max();
-
  public:
   void insert(const Key& key, Value value) {
-    if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-    place(key, value);
-    ++size_;
+    t_.make_room();
+    t_.free_slot(key) = Slot{key, value};
+    ++t_.size;
   }
 
   /// Calls f(value) for each value of `key` (in no particular order).
   template <class F>
   void for_each(const Key& key, F f) const {
-    if (slots_.empty()) return;
-    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
-      const Slot& s = slots_[i];
-      if (s.value == kEmpty) return;
+    t_.probe(key, [&](const Slot& s) {
       if (s.key == key) f(s.value);
-    }
+      return false;
+    });
   }
 
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t size() const noexcept { return t_.size; }
 
  private:
-  struct Slot {
-    Key key{};
-    Value value = kEmpty;
-  };
-
-  [[nodiscard]] std::size_t mask() const noexcept { return slots_.size() - 1; }
-
-  void place(const Key& key, Value value) {
-    for (std::size_t i = Hash{}(key)&mask();; i = (i + 1) & mask()) {
-      if (slots_[i].value == kEmpty) {
-        slots_[i] = Slot{key, value};
-        return;
-      }
-    }
-  }
-
-  void grow() {
-    std::vector<Slot> old =
-        std::exchange(slots_, std::vector<Slot>(slots_.empty() ? 16 : 2 * slots_.size()));
-    for (const Slot& s : old)
-      if (s.value != kEmpty) place(s.key, s.value);
-  }
-
-  std::vector<Slot> slots_;
-  std::size_t size_ = 0;
+  using Slot = typename detail::FlatSlots<Key, Value, Hash>::Slot;
+  detail::FlatSlots<Key, Value, Hash> t_;
 };
 
 }  // namespace rdmalab::dissect
