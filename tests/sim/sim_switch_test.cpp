@@ -739,6 +739,25 @@ link leaf1 b
   i18n::set_current(i18n::Lang::En);
 }
 
+namespace {
+
+// N senders (hosts 1..N) and one receiver (host 100) on one switch, every
+// link 100 Gb/s, and a flow from each sender to the receiver in the
+// ECN-capable class: the incast the DCQCN tests run.
+std::vector<Net::Flow> star_to_one(Net& net, sim::SwitchId sw, std::size_t senders) {
+  Host& rx = net.add(100, 1 << 20);
+  net.fabric.connect(*rx.dev, sw, link_100g());
+  std::vector<Net::Flow> flows;
+  for (std::size_t i = 0; i < senders; ++i) {
+    Host& tx = net.add(static_cast<std::uint8_t>(i + 1), 1 << 20);
+    net.fabric.connect(*tx.dev, sw, link_100g());
+    flows.push_back(net.flow(tx, rx, kTcEct));
+  }
+  return flows;
+}
+
+}  // namespace
+
 TEST_CASE("ECN + DCQCN incast: CNPs instead of pauses, and the four senders' rates alike") {
   // 4 senders, one 100 Gb/s port, the reference code's DCQCN at 100 Gb/s
   // (Kmin 400 KB, Kmax 1.6 MB, Pmax 0.2), PFC on as on a lossless fabric.
@@ -761,14 +780,7 @@ TEST_CASE("ECN + DCQCN incast: CNPs instead of pauses, and the four senders' rat
   fc.dcqcn = dp;
   Net net(fc);
   const auto sw = net.fabric.add_switch(sc);
-  Host& rx = net.add(100, 1 << 20);
-  net.fabric.connect(*rx.dev, sw, link_100g());
-  std::vector<Net::Flow> flows;
-  for (std::uint8_t i = 0; i < 4; ++i) {
-    Host& tx = net.add(static_cast<std::uint8_t>(i + 1), 1 << 20);
-    net.fabric.connect(*tx.dev, sw, link_100g());
-    flows.push_back(net.flow(tx, rx, kTcEct));
-  }
+  std::vector<Net::Flow> flows = star_to_one(net, sw, 4);
   // Each sender keeps 4 WRITEs of 1 MiB in flight for 3 ms; the rates are
   // averaged over the last 2 ms, sampled every microsecond.
   for (auto& f : flows)
@@ -861,15 +873,8 @@ TEST_CASE("ECN + DCQCN incast, 4 senders: each within 10% of link / 4 over [300 
   fc.dcqcn = dp;
   Net net(fc);
   const auto sw = net.fabric.add_switch(sc);
-  Host& rx = net.add(100, 1 << 20);
-  net.fabric.connect(*rx.dev, sw, link_100g());
   constexpr std::size_t kN = 4;
-  std::vector<Net::Flow> flows;
-  for (std::uint8_t i = 0; i < kN; ++i) {
-    Host& tx = net.add(static_cast<std::uint8_t>(i + 1), 1 << 20);
-    net.fabric.connect(*tx.dev, sw, link_100g());
-    flows.push_back(net.flow(tx, rx, kTcEct));
-  }
+  std::vector<Net::Flow> flows = star_to_one(net, sw, kN);
   constexpr sim::Time kFrom = 300 * sim::kMillisecond;
   constexpr sim::Time kTo = 350 * sim::kMillisecond;
   constexpr sim::Time kSlice = 10 * sim::kMillisecond;
