@@ -511,8 +511,8 @@ sim::QueuePair* rc_qp(Node& n) {
   return n.pd->create_qp(ia);
 }
 
-// INIT -> RTR -> RTS towards `peer` by its LID.
-void bring_up(sim::QueuePair& qp, const Node& peer, std::uint32_t dest) {
+// INIT -> RTR -> RTS towards `peer` by its LID, on service level `sl`.
+void bring_up(sim::QueuePair& qp, const Node& peer, std::uint32_t dest, std::uint8_t sl = 0) {
   ibv_qp_attr at{};
   at.qp_state = IBV_QPS_INIT;
   at.port_num = 1;
@@ -525,6 +525,7 @@ void bring_up(sim::QueuePair& qp, const Node& peer, std::uint32_t dest) {
   at.max_dest_rd_atomic = 1;
   at.min_rnr_timer = 12;
   at.ah_attr.dlid = peer.dev->lid();
+  at.ah_attr.sl = sl;
   at.ah_attr.port_num = 1;
   REQUIRE(qp.modify(at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                             IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0);
@@ -555,12 +556,12 @@ std::vector<std::unique_ptr<Node>> nodes_of(const sim::Topology& t) {
   return out;
 }
 
-RcFlow rc_flow(Node& src, Node& dst) {
+RcFlow rc_flow(Node& src, Node& dst, std::uint8_t sl = 0) {
   RcFlow f{&src, &dst, rc_qp(src), rc_qp(dst)};
   REQUIRE(f.qs != nullptr);
   REQUIRE(f.qd != nullptr);
-  bring_up(*f.qs, dst, f.qd->qp_num());
-  bring_up(*f.qd, src, f.qs->qp_num());
+  bring_up(*f.qs, dst, f.qd->qp_num(), sl);
+  bring_up(*f.qd, src, f.qs->qp_num(), sl);
   return f;
 }
 
@@ -665,6 +666,265 @@ TEST_CASE("leaf-spine over InfiniBand: every switch forwards by DLID to the LID'
   }
 }
 
+// --- Credit-based flow control ---------------------------------------------------
+
+namespace {
+
+// Runs the fabric until every flow has `writes` completions, noting when
+// each flow's last one came (ns).
+std::vector<sim::Time> run_writes(sim::Fabric& fabric, const std::vector<RcFlow>& flows,
+                                  std::size_t writes) {
+  std::vector<std::size_t> done(flows.size(), 0);
+  std::vector<sim::Time> last(flows.size(), 0);
+  std::size_t left = flows.size() * writes;
+  while (left > 0 && fabric.now() < 10 * sim::kMillisecond) {
+    fabric.run_for(100);
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      ibv_wc wc{};
+      while (flows[i].src->cq->poll_now(1, &wc) == 1) {
+        CHECK(wc.status == IBV_WC_SUCCESS);
+        ++done[i];
+        --left;
+        last[i] = fabric.now();
+      }
+    }
+  }
+  CHECK(left == 0);
+  return last;
+}
+
+// Packets of the tests below: WRITEs of 64 KiB at a 2048-byte path MTU,
+// 32 packets each. A middle packet is LRH 8 + BTH 12 + 2048 + ICRC 4 +
+// VCRC 2 = 2074 bytes (the first has a RETH: 2090), 33 blocks of 64 bytes
+// either way; at 100 Gb/s with its 2 delimiter bytes it takes
+// 2076 x 8 / 100 = 166 ns. A host's port waits for a whole packet of the
+// path MTU: ceil((2048 + 86) / 64) = 34 blocks.
+constexpr std::uint32_t kWriteBytes = 65536;
+constexpr std::uint64_t kPacketBytes = 2074;
+constexpr std::uint64_t kBufferBytes = 1024 * 64;  // SwitchConfig's default, in bytes
+
+}  // namespace
+
+TEST_CASE("InfiniBand incast: credits hold the senders back, nothing is dropped") {
+  // Four senders WRITE 8 x 64 KiB each to one host through one switch, every
+  // link 100 Gb/s with 1 us of propagation. Derived before the run:
+  //  - Nothing is dropped: a packet only leaves for a port with room for it
+  //    (the shared buffer's admission is Ethernet's). No retransmission.
+  //  - The receiver's port carries 4 x 8 x 32 = 1024 packets back to back:
+  //    about 1024 x 166 ns = 170 us, from the first arrival at 1.17 us.
+  //    The last completion comes one hop and the ACK's way back after it:
+  //    1.17 + 170 + 1 + 2 = 174 us, within 5 us.
+  //  - An ingress port never holds more than its credits, 1024 blocks
+  //    (65,536 bytes; whole packets: 31 x 2074 = 64,294). Once the senders
+  //    are held back, a sender's 1024 blocks are its packets queued at the
+  //    switch plus what is on the way: the port serves the four in turn,
+  //    one packet of each every 4 x 166 = 664 ns, and a credit takes
+  //    1 us back, the next packet 166 ns + 1 us forward: 2.17 us / 664 ns =
+  //    3.3 packets (108 blocks) in the loop, and up to 33 blocks at the
+  //    sender short of a packet. So each ingress port holds at least
+  //    (1024 - 108 - 34) / 33 = 26 packets (53,924 bytes) at its peak, and
+  //    the egress queue at least four times that.
+  //  - PortXmitWait: a sender held back sends one packet (166 ns) per 664 ns
+  //    and waits the other 498 ns. Unhindered for its first ~37 packets (31
+  //    on its credits, the rest on those that come back meanwhile), it waits
+  //    through the other 256 - 37 = 219: 219 x 498 ns = 109 us, +/- 10%.
+  sim::Fabric fabric(ib_fabric());
+  sim::TopologySpec spec = *sim::TopologySpec::parse("star:5");
+  const sim::Topology t = sim::build_topology(fabric, spec);
+  REQUIRE(fabric.switch_config(t.switches[0]).ib_vl_buffer_blocks == 1024);
+  auto nodes = nodes_of(t);
+  std::vector<RcFlow> flows;
+  for (std::size_t i = 1; i <= 4; ++i) flows.push_back(rc_flow(*nodes[i], *nodes[0]));
+  constexpr std::size_t kWrites = 8;
+  for (std::size_t k = 0; k < kWrites; ++k)
+    for (const RcFlow& f : flows) rc_write(f, 0, kWriteBytes, k);
+  const std::vector<sim::Time> last = run_writes(fabric, flows, kWrites);
+  const sim::Time end = *std::max_element(last.begin(), last.end());
+  CHECK(fabric.stats().packets_dropped == 0);
+  for (const RcFlow& f : flows) {
+    CHECK(f.qs->stats().timeouts == 0);
+    CHECK(f.qs->stats().naks_received == 0);
+  }
+  const sim::SwitchPortStats rx_port = fabric.switch_port_stats(t.switches[0], 0);
+  CHECK(rx_port.tc[0].tx_packets >= 1024);
+  CHECK(rx_port.tc[0].dropped == 0);
+  CHECK(end >= 174 * sim::kMicrosecond - 5 * sim::kMicrosecond);
+  CHECK(end <= 174 * sim::kMicrosecond + 5 * sim::kMicrosecond);
+  CHECK(rx_port.tc[0].max_queue_bytes <= 4 * kBufferBytes);
+  CHECK(rx_port.tc[0].max_queue_bytes >= 4 * 26 * kPacketBytes);
+  for (std::size_t i = 1; i <= 4; ++i) {
+    CAPTURE(i);
+    const sim::SwitchPortStats in = fabric.switch_port_stats(t.switches[0], i);
+    CHECK(in.max_ingress_bytes[0] <= kBufferBytes);
+    CHECK(in.max_ingress_bytes[0] >= 26 * kPacketBytes);
+    const sim::HostPortStats h = fabric.host_port_stats(*t.hosts[i]);
+    CHECK(h.xmit_wait_ns[0] >= 98 * sim::kMicrosecond);
+    CHECK(h.xmit_wait_ns[0] <= 120 * sim::kMicrosecond);
+    for (std::size_t vl = 1; vl < sim::kTrafficClasses; ++vl) CHECK(h.xmit_wait_ns[vl] == 0);
+  }
+  // The receiver's port never waits: a host takes everything.
+  CHECK(rx_port.xmit_wait_ns[0] == 0);
+}
+
+TEST_CASE("InfiniBand head-of-line blocking: a victim on the congested VL, and on its own VL") {
+  // A dumbbell: h0..h3 on the left switch, h4..h7 on the right, host links
+  // 100 Gb/s, the trunk 200 Gb/s, 1 us each. h0, h1 and h2 WRITE 8 x 64 KiB
+  // each to h4 on SL 0 (VL 0): h4's port is the bottleneck. The victim h3
+  // WRITEs 8 x 64 KiB to h5, whose port is idle. Derived before the run:
+  //  - Victim on VL 0: the right switch's trunk port fills its VL 0 buffer
+  //    with packets for h4, so the trunk's VL 0 moves only as h4's port
+  //    frees credits, one packet per 166 ns. The left switch's VL 0 queue
+  //    to the trunk is first come, first served, and each sender refills it
+  //    as its own credits come back: the four take turns, h3 one packet in
+  //    four. Three packets for h4 leave per 3 x 166 = 498 ns, and one of
+  //    h3's with them: h3 sends at 2076 x 8 / 498 = 33 Gb/s, a third of its
+  //    port, though its path has room. Its 256 packets take 256 x 498 ns =
+  //    127 us. Its first packets go faster, while the right switch's buffer
+  //    still has room; the first hops and the last ACK's way back add
+  //    6.4 us: between 120 and 135 us.
+  //  - Victim on VL 1 (SL 1): its own queue on the trunk and its own
+  //    credits at the right switch. The trunk carries 100 Gb/s for h4 and
+  //    100 Gb/s for h5: room for both. h3 sends at its port's rate: 256 x
+  //    166 ns = 42.5 us; its last packet's way to h5 (three links of 1 us,
+  //    sent on at 200 and 100 Gb/s: 3.25 us) and the ACK's way back (3 us)
+  //    end it at 48.8 us, within 1 us.
+  //  - The left switch's trunk port waits for credits on VL 0 in both runs
+  //    (h0..h2 offer 300 Gb/s on VL 0, h4's port takes 100), and never on
+  //    VL 1: 100 Gb/s on it needs 29 KB of credits in the loop (as in the
+  //    incast above), and it has 64 KiB.
+  //  - Nothing is dropped.
+  for (const std::uint8_t victim_sl : {std::uint8_t{0}, std::uint8_t{1}}) {
+    CAPTURE(int{victim_sl});
+    sim::Fabric fabric(ib_fabric());
+    sim::TopologySpec spec = *sim::TopologySpec::parse("dumbbell:4");
+    spec.fabric_link.rate_bps = 200e9;
+    const sim::Topology t = sim::build_topology(fabric, spec);
+    REQUIRE(t.hosts.size() == 8);
+    auto nodes = nodes_of(t);
+    std::vector<RcFlow> flows;
+    for (std::size_t i = 0; i < 3; ++i) flows.push_back(rc_flow(*nodes[i], *nodes[4]));
+    flows.push_back(rc_flow(*nodes[3], *nodes[5], victim_sl));
+    constexpr std::size_t kWrites = 8;
+    for (std::size_t k = 0; k < kWrites; ++k)
+      for (const RcFlow& f : flows) rc_write(f, 0, kWriteBytes, k);
+    const std::vector<sim::Time> last = run_writes(fabric, flows, kWrites);
+    CHECK(fabric.stats().packets_dropped == 0);
+    const sim::SwitchPortStats trunk = fabric.switch_port_stats(t.switches[0], 0);
+    CHECK(trunk.xmit_wait_ns[0] > 0);
+    CHECK(trunk.xmit_wait_ns[1] == 0);
+    if (victim_sl == 0) {
+      CHECK(last[3] >= 120 * sim::kMicrosecond);
+      CHECK(last[3] <= 135 * sim::kMicrosecond);
+    } else {
+      CHECK(last[3] >= 48 * sim::kMicrosecond);
+      CHECK(last[3] <= 50 * sim::kMicrosecond);
+      CHECK(trunk.tc[1].tx_packets >= 256);
+    }
+  }
+}
+
+TEST_CASE("InfiniBand credits below the bandwidth-delay product cap a flow at credits / loop") {
+  // One sender, one receiver, a switch between, 100 Gb/s and 1 us links; the
+  // switch's ports keep 100 blocks per VL. The sender starts a packet with
+  // credits for a whole one of its MTU (34 blocks) and each takes 33:
+  // three at once (100 -> 67 -> 34 -> 1). A packet's credits are back
+  // 166 (sent) + 1000 + 166 (sent on by the switch) + 1000 = 2332 ns after
+  // it started, when the next one goes: packet k starts at
+  // floor(k / 3) x 2332 + (k mod 3) x 166 ns. The last of 256 (k = 255) at
+  // 85 x 2332 = 198,220 ns reaches the receiver 2332 ns later, and its ACK
+  // (30 bytes) comes back in 2 x 1 us: the WRITEs complete at 202.6 us,
+  // +/- 1 us. 3 x 2048 bytes per 2332 ns: 21 Gb/s of the link's 100.
+  sim::Fabric fabric(ib_fabric());
+  sim::TopologySpec spec = *sim::TopologySpec::parse("star:2");
+  spec.switch_config.ib_vl_buffer_blocks = 100;
+  const sim::Topology t = sim::build_topology(fabric, spec);
+  auto nodes = nodes_of(t);
+  const std::vector<RcFlow> flows = {rc_flow(*nodes[0], *nodes[1])};
+  for (std::size_t k = 0; k < 8; ++k) rc_write(flows[0], 0, kWriteBytes, k);
+  const sim::Time end = run_writes(fabric, flows, 8)[0];
+  CHECK(end >= 201'600);
+  CHECK(end <= 203'600);
+  CHECK(fabric.stats().packets_dropped == 0);
+  CHECK(fabric.switch_port_stats(t.switches[0], 0).max_ingress_bytes[0] <= 3 * 2090);
+}
+
+TEST_CASE("InfiniBand incast: no drop for any fan-in or seed, the smallest buffer included") {
+  // Whatever the fan-in, the seed (jitter on the host links) and the
+  // buffer, from the smallest allowed (66 blocks: one largest packet) up,
+  // credits keep every packet: no drop, no retransmission, every byte
+  // placed, and no ingress port ever holds more than its buffer.
+  for (const std::uint32_t blocks : {66U, 1024U})
+    for (const std::size_t fan_in : {2U, 3U, 7U})
+      for (const std::uint64_t seed : {1U, 2U, 3U}) {
+        CAPTURE(blocks);
+        CAPTURE(fan_in);
+        CAPTURE(seed);
+        sim::FabricConfig fc = ib_fabric();
+        fc.seed = seed;
+        sim::Fabric fabric(fc);
+        sim::TopologySpec spec = *sim::TopologySpec::parse("star:" + std::to_string(fan_in + 1));
+        spec.host_link.jitter_ns = 150;
+        spec.switch_config.ib_vl_buffer_blocks = blocks;
+        const sim::Topology t = sim::build_topology(fabric, spec);
+        auto nodes = nodes_of(t);
+        std::vector<RcFlow> flows;
+        for (std::size_t i = 1; i <= fan_in; ++i) flows.push_back(rc_flow(*nodes[i], *nodes[0]));
+        for (std::size_t i = 0; i < flows.size(); ++i)
+          for (std::size_t k = 0; k < 2; ++k) rc_write(flows[i], 0, kWriteBytes, k);
+        (void)run_writes(fabric, flows, 2);
+        CHECK(fabric.stats().packets_dropped == 0);
+        for (std::size_t i = 0; i < flows.size(); ++i) {
+          CHECK(flows[i].qs->stats().timeouts == 0);
+          CHECK(flows[i].qs->stats().naks_received == 0);
+          CHECK(fabric.switch_port_stats(t.switches[0], i + 1).max_ingress_bytes[0] <=
+                std::uint64_t{blocks} * 64);
+        }
+      }
+}
+
+TEST_CASE("InfiniBand adaptive routing: one flow over both spines, placed whole with the QP's AR") {
+  // Leaf-spine 2 x 2, one host per leaf; the switches route adaptively and
+  // the path over spine 1 is 2 us longer. h0 WRITEs 64 KiB (32 packets of
+  // 2048) to h1. Leaf 0's uplinks run at the host's rate, so no queue forms
+  // and every packet is a tie, broken at random: both spines carry some
+  // (the chance that 32 fair draws all pick one is 2^-31), the later ones
+  // over spine 0 overtake the earlier ones over spine 1. With the QP's AR
+  // mode the responder holds the early ones: no NAK, no resend (32 packets
+  // up the spines in all), the bytes right. Without it, sequence errors,
+  // NAKs and resends.
+  for (const bool ar : {true, false}) {
+    CAPTURE(ar);
+    sim::Fabric fabric(ib_fabric());
+    sim::TopologySpec spec = *sim::TopologySpec::parse("leaf-spine:2x2x1");
+    spec.switch_config.routing = sim::Routing::Adaptive;
+    const sim::Topology t = sim::build_topology(fabric, spec);
+    fabric.switch_link(t.switches[0], 1).delay_ns += 2 * sim::kMicrosecond;
+    auto nodes = nodes_of(t);
+    const std::vector<RcFlow> flows = {rc_flow(*nodes[0], *nodes[1])};
+    sim::QueuePair::Options o;
+    o.adaptive_routing = ar;
+    flows[0].qs->set_options(o);
+    flows[0].qd->set_options(o);
+    rc_write(flows[0], 0, kWriteBytes, 1);
+    (void)run_writes(fabric, flows, 1);
+    CHECK(std::memcmp(nodes[1]->buf.data(), nodes[0]->buf.data(), kWriteBytes) == 0);
+    std::uint64_t up0 = 0;
+    std::uint64_t up1 = 0;
+    for (const auto& q : fabric.switch_port_stats(t.switches[0], 0).tc) up0 += q.tx_packets;
+    for (const auto& q : fabric.switch_port_stats(t.switches[0], 1).tc) up1 += q.tx_packets;
+    CHECK(up0 > 0);
+    CHECK(up1 > 0);
+    if (ar) {
+      CHECK(up0 + up1 == 32);
+      CHECK(flows[0].qd->stats().out_of_order_held > 0);
+      CHECK(flows[0].qs->stats().naks_received == 0);
+    } else {
+      CHECK(up0 + up1 > 32);
+      CHECK(flows[0].qs->stats().naks_received > 0);
+    }
+  }
+}
+
 // --- Bit errors ---------------------------------------------------------------------
 
 TEST_CASE(
@@ -722,7 +982,7 @@ TEST_CASE(
 
 // --- Refused --------------------------------------------------------------------------
 
-TEST_CASE("PFC, ECN marking, DCQCN and adaptive routing are refused on InfiniBand") {
+TEST_CASE("PFC, ECN marking and DCQCN are refused on InfiniBand; adaptive routing is not") {
   const auto refused = [](const std::invalid_argument& e) {
     return std::string(e.what()).find("InfiniBand") != std::string::npos;
   };
@@ -744,9 +1004,13 @@ TEST_CASE("PFC, ECN marking, DCQCN and adaptive routing are refused on InfiniBan
   sim::SwitchConfig ecn;
   ecn.ecn[3].enabled = true;
   CHECK_THROWS_AS(fabric.add_switch(ecn), std::invalid_argument);
-  sim::SwitchConfig ar;
-  ar.routing = sim::Routing::Adaptive;
-  CHECK_THROWS_AS(fabric.add_switch(ar), std::invalid_argument);
+  // A port's buffer per VL: at least the largest packet (4096 + 86 bytes,
+  // 66 blocks), at most what a flow control packet can advertise (2048).
+  for (const std::uint32_t blocks : {65U, 2049U}) {
+    sim::SwitchConfig small;
+    small.ib_vl_buffer_blocks = blocks;
+    CHECK_THROWS_AS(fabric.add_switch(small), std::invalid_argument);
+  }
   try {
     (void)fabric.add_switch(pfc);
   } catch (const std::invalid_argument& e) {
@@ -755,6 +1019,12 @@ TEST_CASE("PFC, ECN marking, DCQCN and adaptive routing are refused on InfiniBan
   }
   CHECK(fabric.switch_count() == 0);
   CHECK_NOTHROW(fabric.add_switch(sim::SwitchConfig{}));
+  sim::SwitchConfig ar;
+  ar.routing = sim::Routing::Adaptive;
+  ar.ib_vl_buffer_blocks = 66;
+  CHECK_NOTHROW(fabric.add_switch(ar));
+  ar.ib_vl_buffer_blocks = 2048;
+  CHECK_NOTHROW(fabric.add_switch(ar));
   sim::HostConfig storm;
   storm.name = "s";
   storm.pfc_storm.enabled = true;

@@ -64,9 +64,10 @@ enum class EventKind : std::uint8_t {
   AckFlush,
   ArTimer,
   LinkHead,
-  SwitchTx,    // a = switch port, b = its tx_gen: try to start its next frame
-  PfcRefresh,  // a = switch port, b = generation << 8 | priority: renew a pause
-  HostPfc,     // a = device index: its port's next storm pause (HostConfig::pfc_storm)
+  SwitchTx,      // a = switch port, b = its tx_gen: try to start its next frame
+  PfcRefresh,    // a = switch port, b = generation << 8 | priority: renew a pause
+  HostPfc,       // a = device index: its port's next storm pause (HostConfig::pfc_storm)
+  CreditReturn,  // a = switch port, b = VL << 32 | blocks: credits reach its upstream
 };
 
 struct Event {
@@ -110,6 +111,17 @@ struct Link {
   /// the QPs (ids) that wait for one to end. Only on a switched fabric.
   std::array<PauseTrack, kTrafficClasses> pause{};
   std::vector<std::uint32_t> pause_waiters;
+  /// InfiniBand's credit-based flow control, on a link into a switch port of
+  /// an IB fabric (`credited`): the 64-byte blocks the receiving port has
+  /// told the sender it has room for, per VL. A packet of a VL starts only
+  /// with credits for all its blocks, which it takes. `credit_need` is what
+  /// the sender waits for (0: it does not wait), since `credit_wait_from`;
+  /// `credit_wait_ns` sums the time waited (IB's PortXmitWait).
+  bool credited = false;
+  std::array<std::int64_t, kTrafficClasses> credits{};
+  std::array<std::uint32_t, kTrafficClasses> credit_need{};
+  std::array<Time, kTrafficClasses> credit_wait_from{};
+  std::array<Time, kTrafficClasses> credit_wait_ns{};
   std::uint64_t offered = 0;  // packets offered so far (for DropRule::Nth)
   std::uint32_t to = 0;       // receiving device index
   std::uint32_t index = 0;    // in Engine::link_list
@@ -531,6 +543,7 @@ struct SwitchPort {
   std::uint32_t sw = 0;     // the switch (index in Engine::switches)
   std::uint32_t local = 0;  // port number on that switch
   Link* out = nullptr;      // egress: this port -> its peer
+  Link* in = nullptr;       // ingress: its peer -> this port
   /// The peer: a device index, or kSwitchNode | the peer switch's port.
   std::uint32_t peer = 0;
   std::array<std::deque<QueuedFrame>, kTrafficClasses> q;
@@ -669,6 +682,11 @@ struct Engine {
   void switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_t length,
                       std::uint32_t local, std::uint8_t tc, std::uint8_t ect_ip = 0,
                       bool v4 = true);
+  /// Routing::Adaptive: the port of `choice` with the least queued in `tc`.
+  std::uint32_t adaptive_choice(SwitchImpl& sw, const std::vector<std::uint32_t>& choice,
+                                std::uint8_t tc);
+  /// Drops an IB packet that arrived on `port`, its credits returned.
+  void drop_ib(std::uint32_t port, std::uint32_t buffer, std::size_t length);
   void switch_tx(std::uint32_t port, std::uint64_t gen);
   void kick_port(std::uint32_t port, Time at);
   void send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta);
@@ -680,6 +698,23 @@ struct Engine {
   /// A pause frame reached the sender of `ln` (a host's port or a switch's).
   void apply_pause(Link& ln, wire::Bytes frame, std::array<std::uint64_t, kTrafficClasses>& count,
                    std::array<Time, kTrafficClasses>& duration);
+  /// InfiniBand credits (Link::credited): the sender of `ln` waits for
+  /// `need` blocks of VL `vl`; the blocks of a packet; `blocks` freed at
+  /// switch port `port`, whose upstream hears of them a propagation delay
+  /// after `at`; and their arrival there (EventKind::CreditReturn).
+  void grant_credits(Link& ln, const SwitchConfig& receiver);
+  void credit_wait(Link& ln, std::uint8_t vl, std::uint32_t need);
+  /// The most bytes a native IB packet has besides its payload: LRH 8, GRH
+  /// 40, BTH 12, RETH 16 and ImmDt 4 (the largest with a payload), ICRC 4,
+  /// VCRC 2. A packet of a 4096-byte MTU takes at most 66 blocks.
+  static constexpr std::size_t kIbMaxHeaderBytes = 86;
+  [[nodiscard]] static std::uint32_t ib_blocks(std::size_t bytes) noexcept {
+    return static_cast<std::uint32_t>((bytes + kIbCreditBlock - 1) / kIbCreditBlock);
+  }
+  void return_credits(std::uint32_t port, std::uint8_t vl, std::uint32_t blocks, Time at);
+  void credit_return(std::uint32_t port, std::uint64_t what);
+  /// Wakes the QPs in `ln`'s pause_waiters (an XON, or credits).
+  void wake_waiters(Link& ln);
   /// Puts a frame already in a buffer on a link: serialisation from
   /// max(now, busy), propagation, loss, jitter; schedules its arrival.
   void launch(Link& ln, std::uint32_t buffer, std::size_t length);

@@ -209,6 +209,10 @@ bool Engine::step() {
     host_pfc(e.a);
     return true;
   }
+  if (e.kind == EventKind::CreditReturn) {
+    credit_return(e.a, e.b);
+    return true;
+  }
   QpImpl* qp = e.a < qps.size() ? qps[e.a] : nullptr;
   if (qp == nullptr) return true;  // destroyed since
   switch (e.kind) {
@@ -225,7 +229,8 @@ bool Engine::step() {
     case EventKind::LinkHead:
     case EventKind::SwitchTx:
     case EventKind::PfcRefresh:
-    case EventKind::HostPfc: break;
+    case EventKind::HostPfc:
+    case EventKind::CreditReturn: break;
   }
   return true;
 }
@@ -416,9 +421,14 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   if (pcap && cfg.capture_point == CapturePoint::SenderPort)
     capture_frame(start, wire::Bytes(buffers[buf], n));
 
+  // InfiniBand into a switch: the packet takes its blocks' credits (pump()
+  // waited for them).
+  const std::uint32_t blocks = ln.credited ? ib_blocks(n) : 0;
+  if (ln.credited) ln.credits[spec.vl & 7] -= blocks;
   const std::uint64_t nth = ++ln.offered;
   if (dropped_by_rule(ln.cfg.drops, spec.packet, nth) || ln.rng.chance(ln.cfg.loss)) {
     ++stats.packets_dropped;
+    if (ln.credited) return_credits(ln.to & ~kSwitchNode, spec.vl & 7, blocks, now);
     release_buffer(buf);
     return;
   }
@@ -450,6 +460,8 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   if (ln.rng.chance(ln.cfg.reorder)) arrival += ln.cfg.reorder_delay_ns;
   const std::uint64_t meta = (std::uint64_t{ln.to} << 32) | n;
   if (ln.rng.chance(ln.cfg.duplicate)) {
+    // (A copy takes credits too, though none were waited for.)
+    if (ln.credited) ln.credits[spec.vl & 7] -= blocks;
     const std::uint32_t copy = take_buffer(n);
     std::memcpy(buffers[copy], buffers[buf], n);
     schedule_arrival(ln, arrival + ln.rng.upto(ln.cfg.jitter_ns) + 1, copy, meta);
@@ -511,6 +523,9 @@ void Engine::launch(Link& ln, std::uint32_t buffer, std::size_t length) {
   ++ln.offered;
   if (ln.rng.chance(ln.cfg.loss)) {
     ++stats.packets_dropped;
+    if (ln.credited)  // its blocks come back at once (switch.hpp)
+      return_credits(ln.to & ~kSwitchNode, static_cast<std::uint8_t>((buffers[buffer][0] >> 4) & 7),
+                     ib_blocks(length), now);
     release_buffer(buffer);
     return;
   }

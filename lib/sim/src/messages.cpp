@@ -29,10 +29,18 @@ constexpr std::array kCatalog{
     Message{"topology.empty", "no host is defined", "没有定义任何主机"},
     Message{"ib.refused",
             "{} is an Ethernet/RoCE feature and cannot be configured on an InfiniBand fabric "
-            "(FabricConfig::link_layer); the simulator models neither InfiniBand's credit-based "
-            "flow control nor its congestion control",
-            "{} 是以太网/RoCE 的功能，不能在 InfiniBand 网络（FabricConfig::link_layer）上配置；"
-            "模拟器既不模拟 InfiniBand 基于信用的流控，也不模拟它的拥塞控制"},
+            "(FabricConfig::link_layer): InfiniBand links are lossless by credit-based flow "
+            "control, which the simulator models, and the simulator does not model InfiniBand's "
+            "congestion control (FECN/BECN)",
+            "{} 是以太网/RoCE 的功能，不能在 InfiniBand 网络（FabricConfig::link_layer）上配置："
+            "InfiniBand 链路靠基于信用的流控做到无损（模拟器模拟了它），而 InfiniBand 的拥塞控制"
+            "（FECN/BECN）模拟器没有模拟"},
+    Message{"ib.buffer_refused",
+            "SwitchConfig::ib_vl_buffer_blocks is {}: an InfiniBand port's buffer per VL must "
+            "hold the largest packet ({} blocks of 64 bytes) and cannot be advertised beyond {} "
+            "blocks",
+            "SwitchConfig::ib_vl_buffer_blocks 为 {}：InfiniBand 端口每个 VL 的缓冲区至少要放得下"
+            "最大的报文（{} 个 64 字节的块），通告的信用也不能超过 {} 个块"},
 };
 
 consteval const Message& M(std::string_view key) {
@@ -53,6 +61,10 @@ std::string topology_message(std::string_view key, std::string_view a, std::stri
 
 std::string ib_refused(std::string_view feature) {
   return i18n::tr(M("ib.refused"), feature);
+}
+
+std::string ib_buffer_refused(std::uint32_t blocks, std::uint32_t least, std::uint32_t most) {
+  return i18n::tr(M("ib.buffer_refused"), blocks, least, most);
 }
 
 std::string capture_close_failed(std::string_view reason) {

@@ -60,6 +60,24 @@ void QpImpl::pump() {
         }
       }
     }
+    // InfiniBand into a switch: not without the switch's credits for a
+    // whole packet of the path MTU on this VL; their return wakes the QP
+    // (Engine::credit_return).
+    if (ln.credited) {
+      const bool ud = type == IBV_QPT_UD && req_work;
+      const auto vl =
+          static_cast<std::uint8_t>((ud ? wqe_at(tx_index).ah->attr().sl : spec.vl) & 7);
+      const std::uint32_t need =
+          Engine::ib_blocks((ud ? device->config().port_mtu : mtu) + Engine::kIbMaxHeaderBytes);
+      if (ln.credits[vl] < need) {
+        engine->credit_wait(ln, vl, need);
+        if (!pause_wait) {
+          pause_wait = true;
+          ln.pause_waiters.push_back(id);
+        }
+        return;
+      }
+    }
     // NIC cost model (HostConfig::doorbell_ns ...): a request waits until
     // its WQE (and its payload) have been fetched; 0 with the model off.
     if (req_work && tx_index < sq_count) t = std::max(t, wqe_at(tx_index).ready_at);

@@ -166,8 +166,10 @@ SwitchId Fabric::add_switch(const SwitchConfig& config) {
       if (p.enabled) throw std::invalid_argument(ib_refused("PFC (SwitchConfig::pfc)"));
     for (const EcnConfig& c : config.ecn)
       if (c.enabled) throw std::invalid_argument(ib_refused("ECN (SwitchConfig::ecn)"));
-    if (config.routing == Routing::Adaptive)
-      throw std::invalid_argument(ib_refused("Routing::Adaptive (SwitchConfig::routing)"));
+    const std::uint32_t largest = Engine::ib_blocks(4096 + Engine::kIbMaxHeaderBytes);
+    if (config.ib_vl_buffer_blocks < largest || config.ib_vl_buffer_blocks > kIbMaxCreditBlocks)
+      throw std::invalid_argument(
+          ib_buffer_refused(config.ib_vl_buffer_blocks, largest, kIbMaxCreditBlocks));
   }
   SwitchImpl s;
   s.cfg = config;
@@ -192,6 +194,8 @@ void Fabric::connect(Device& host, SwitchId sw, const LinkConfig& link) {
   const std::uint32_t port = e.add_switch_port(sw.index, link, dev);
   e.sw_ports[port].stats.peer = host.config().name;
   e.host_uplink[dev] = &e.new_port_link(link, kSwitchNode | port, dev);
+  e.sw_ports[port].in = e.host_uplink[dev];
+  if (e.ib) e.grant_credits(*e.host_uplink[dev], e.switches[sw.index].cfg);
   if (const PfcStorm& storm = host.config().pfc_storm; storm.enabled)
     e.schedule(std::max(storm.from, e.now), EventKind::HostPfc, dev, 0);
 }
@@ -208,6 +212,12 @@ void Fabric::connect(SwitchId a, SwitchId b, const LinkConfig& link) {
   y.peer = y.out->to = kSwitchNode | pa;
   x.stats.peer = e.switches[b.index].cfg.name + ":" + std::to_string(y.local);
   y.stats.peer = e.switches[a.index].cfg.name + ":" + std::to_string(x.local);
+  x.in = y.out;
+  y.in = x.out;
+  if (e.ib) {
+    e.grant_credits(*x.out, e.switches[b.index].cfg);
+    e.grant_credits(*y.out, e.switches[a.index].cfg);
+  }
 }
 
 void Fabric::on_queue(std::function<void(const QueueSample&)> probe) {
@@ -246,10 +256,15 @@ std::size_t Fabric::switch_ports(SwitchId sw) const {
 }
 
 namespace {
-// The counters with the paused interval still open added in.
-void close_open_pauses(const Link& ln, Time now, std::array<Time, kTrafficClasses>& duration) {
-  for (std::size_t p = 0; p < kTrafficClasses; ++p)
+// The counters with the paused interval, and the wait for credits, still
+// open added in.
+void close_open_pauses(const Link& ln, Time now, std::array<Time, kTrafficClasses>& duration,
+                       std::array<Time, kTrafficClasses>& xmit_wait) {
+  for (std::size_t p = 0; p < kTrafficClasses; ++p) {
     if (ln.pause[p].on) duration[p] += std::min(now, ln.pause[p].until) - ln.pause[p].from;
+    xmit_wait[p] = ln.credit_wait_ns[p] +
+                   (ln.credit_need[p] != 0 ? std::max<Time>(now - ln.credit_wait_from[p], 0) : 0);
+  }
 }
 }  // namespace
 
@@ -257,7 +272,7 @@ SwitchPortStats Fabric::switch_port_stats(SwitchId sw, std::size_t port) const {
   const Engine& e = *engine_;
   const SwitchPort& p = e.sw_ports.at(e.switches.at(sw.index).ports.at(port));
   SwitchPortStats s = p.stats;
-  close_open_pauses(*p.out, e.now, s.rx_pause_duration);
+  close_open_pauses(*p.out, e.now, s.rx_pause_duration, s.xmit_wait_ns);
   return s;
 }
 
@@ -266,7 +281,7 @@ HostPortStats Fabric::host_port_stats(const Device& host) const {
   const std::uint32_t dev = e.device_index(host);
   if (dev >= e.host_uplink.size() || e.host_uplink[dev] == nullptr) return {};
   HostPortStats s = e.host_stats[dev];
-  close_open_pauses(*e.host_uplink[dev], e.now, s.rx_pause_duration);
+  close_open_pauses(*e.host_uplink[dev], e.now, s.rx_pause_duration, s.xmit_wait_ns);
   return s;
 }
 
@@ -394,24 +409,8 @@ void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_
   const std::uint8_t tc = sw.cfg.dscp_to_tc[v.tos >> 2] & 7;
   std::uint32_t local = choice[0];
   if (choice.size() > 1) {
-    if (sw.cfg.routing == Routing::Ecmp) {
-      local = choice[flow_hash(f, v, sw.hash_seed) % choice.size()];
-    } else {
-      // Adaptive: the eligible port with the fewest bytes queued in this
-      // class; a tie is broken at random.
-      std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
-      std::uint32_t ties = 0;
-      for (const std::uint32_t c : choice) {
-        const std::uint64_t q = sw_ports[sw.ports[c]].stats.tc[tc].queue_bytes;
-        if (q < best) {
-          best = q;
-          local = c;
-          ties = 1;
-        } else if (q == best && sw.rng.next() % ++ties == 0) {
-          local = c;
-        }
-      }
-    }
+    local = sw.cfg.routing == Routing::Ecmp ? choice[flow_hash(f, v, sw.hash_seed) % choice.size()]
+                                            : adaptive_choice(sw, choice, tc);
   }
   const bool ect = (v.tos & 3) != 0 && (v.tos & 3) != kEcnCe;
   switch_enqueue(port, buffer, length, local, tc, ect ? static_cast<std::uint8_t>(v.ip) : 0, v.v4);
@@ -431,18 +430,50 @@ void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::si
     if (n + wire::ib::kVcrcSize > length ||
         wire::ib::vcrc(bytes.first(n)) != (bytes[n] | (bytes[n + 1] << 8))) {
       ++stats.bad_vcrc;
-      release_buffer(buffer);
+      drop_ib(port, buffer, length);
       return;
     }
   }
   const Device* d = lrh ? device_by_lid(lrh->dlid) : nullptr;
   if (d == nullptr || sw.routes[d->index_].empty()) {  // nowhere to go
     ++stats.packets_dropped;
-    release_buffer(buffer);
+    drop_ib(port, buffer, length);
     return;
   }
   const auto tc = static_cast<std::uint8_t>(lrh->vl & 7);  // VL = SL <= 7 (fabric.hpp)
-  switch_enqueue(port, buffer, length, lft_choice(sw.routes[d->index_], lrh->dlid), tc);
+  const std::vector<std::uint32_t>& choice = sw.routes[d->index_];
+  const std::uint32_t local = sw.cfg.routing == Routing::Adaptive && choice.size() > 1
+                                  ? adaptive_choice(switches[sw_ports[port].sw], choice, tc)
+                                  : lft_choice(choice, lrh->dlid);
+  switch_enqueue(port, buffer, length, local, tc);
+}
+
+// Adaptive routing: of the equal-cost ports `choice`, the one with the
+// fewest bytes queued in class `tc`; a tie is broken at random.
+std::uint32_t Engine::adaptive_choice(SwitchImpl& sw, const std::vector<std::uint32_t>& choice,
+                                      std::uint8_t tc) {
+  std::uint32_t local = choice[0];
+  std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+  std::uint32_t ties = 0;
+  for (const std::uint32_t c : choice) {
+    const std::uint64_t q = sw_ports[sw.ports[c]].stats.tc[tc].queue_bytes;
+    if (q < best) {
+      best = q;
+      local = c;
+      ties = 1;
+    } else if (q == best && sw.rng.next() % ++ties == 0) {
+      local = c;
+    }
+  }
+  return local;
+}
+
+// An IB packet that arrived on `port` is dropped there (a bad VCRC, no
+// route): its blocks are free again, and the upstream hears of it.
+void Engine::drop_ib(std::uint32_t port, std::uint32_t buffer, std::size_t length) {
+  return_credits(port, static_cast<std::uint8_t>((buffers[buffer][0] >> 4) & 7), ib_blocks(length),
+                 now);
+  release_buffer(buffer);
 }
 
 // The frame in `buffer`, arrived on `port`, joins the queue of class `tc` at
@@ -456,7 +487,9 @@ void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_
   SwitchQueueStats& qs = out.stats.tc[tc];
   const PfcConfig& pfc = sw.cfg.pfc[tc];
   bool admit = true;
-  if (pfc.enabled) {
+  if (ib) {
+    // Credits: the upstream sent it into space this port had advertised.
+  } else if (pfc.enabled) {
     if (in.ingress_bytes[tc] + length > pfc.xoff_bytes + pfc.headroom_bytes) {
       admit = false;
       ++qs.headroom_overflow;
@@ -482,6 +515,7 @@ void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_
   qs.max_queue_bytes = std::max(qs.max_queue_bytes, qs.queue_bytes);
   sw.used += length;
   in.ingress_bytes[tc] += length;
+  in.stats.max_ingress_bytes[tc] = std::max(in.stats.max_ingress_bytes[tc], in.ingress_bytes[tc]);
   if (queue_probe)
     queue_probe(QueueSample{now, out.sw, out.local, tc, QueueSample::Kind::Enqueue, qs.queue_bytes,
                             static_cast<std::uint32_t>(length), false});
@@ -521,6 +555,15 @@ void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
     if (ln.pause[c].until > now) {
       resume = std::min(resume, ln.pause[c].until);
       continue;
+    }
+    if (ln.credited) {
+      // InfiniBand: not without credits for the whole packet; their
+      // return kicks the port (credit_return).
+      const std::uint32_t need = ib_blocks(p.q[c].front().length);
+      if (ln.credits[c] < need) {
+        credit_wait(ln, static_cast<std::uint8_t>(c), need);
+        continue;
+      }
     }
     ready |= 1U << c;
     if (pick < 0) pick = tc;  // strict priority: the highest class
@@ -576,7 +619,11 @@ void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
                             QueueSample::Kind::Dequeue, qs.queue_bytes, qf.length, marked});
   ++stats.switch_hops;
   if (p.tap) p.tap->write(std::max(now, ln.busy_until), wire::Bytes(f, qf.length));
+  if (ln.credited) ln.credits[c] -= ib_blocks(qf.length);
   launch(ln, qf.buffer, qf.length);
+  // InfiniBand: the packet's blocks at its ingress port are free once its
+  // last byte has left.
+  if (ib) return_credits(qf.in_port, qf.prio, ib_blocks(qf.length), ln.busy_until);
   for (const auto& q : p.q)
     if (!q.empty()) {
       kick_port(port, ln.busy_until);
@@ -687,17 +734,58 @@ void Engine::apply_pause(Link& ln, wire::Bytes frame,
       resumed = true;
     }
   }
-  if (resumed) {
-    // QPs that wait for the pause to end go now.
-    for (const std::uint32_t id : ln.pause_waiters) {
-      QpImpl* qp = id < qps.size() ? qps[id] : nullptr;
-      if (qp == nullptr) continue;
-      qp->pause_wait = false;
-      qp->tx_scheduled = true;
-      schedule(now, EventKind::QpTx, id, ++qp->tx_gen);
-    }
-    ln.pause_waiters.clear();
+  if (resumed) wake_waiters(ln);  // QPs that wait for the pause to end go now
+}
+
+void Engine::wake_waiters(Link& ln) {
+  for (const std::uint32_t id : ln.pause_waiters) {
+    QpImpl* qp = id < qps.size() ? qps[id] : nullptr;
+    if (qp == nullptr) continue;
+    qp->pause_wait = false;
+    qp->tx_scheduled = true;
+    schedule(now, EventKind::QpTx, id, ++qp->tx_gen);
   }
+  ln.pause_waiters.clear();
+}
+
+// --- InfiniBand credits -----------------------------------------------------------
+
+void Engine::grant_credits(Link& ln, const SwitchConfig& receiver) {
+  ln.credited = true;
+  ln.credits.fill(receiver.ib_vl_buffer_blocks);
+}
+
+void Engine::credit_wait(Link& ln, std::uint8_t vl, std::uint32_t need) {
+  if (ln.credit_need[vl] == 0) {
+    // The port is held back once it has sent what it is sending (a NIC
+    // builds ahead of the wire): PortXmitWait counts from then.
+    ln.credit_wait_from[vl] = std::max(now, ln.busy_until);
+    ln.credit_need[vl] = need;
+  } else {
+    ln.credit_need[vl] = std::min(ln.credit_need[vl], need);
+  }
+}
+
+void Engine::return_credits(std::uint32_t port, std::uint8_t vl, std::uint32_t blocks, Time at) {
+  const SwitchPort& p = sw_ports[port];
+  if (p.in == nullptr || !p.in->credited) return;
+  // The flow control packet goes back over the port's egress link.
+  schedule(std::max(at, now) + p.out->cfg.delay_ns, EventKind::CreditReturn, port,
+           (std::uint64_t{vl} << 32) | blocks);
+}
+
+void Engine::credit_return(std::uint32_t port, std::uint64_t what) {
+  const SwitchPort& p = sw_ports[port];
+  Link& ln = *p.in;
+  const auto vl = static_cast<std::size_t>((what >> 32) & 7);
+  ln.credits[vl] += static_cast<std::int64_t>(what & 0xFFFFFFFF);
+  if (ln.credit_need[vl] == 0 || ln.credits[vl] < ln.credit_need[vl]) return;
+  ln.credit_wait_ns[vl] += std::max<Time>(now - ln.credit_wait_from[vl], 0);
+  ln.credit_need[vl] = 0;
+  if ((p.peer & kSwitchNode) != 0)
+    kick_port(p.peer & ~kSwitchNode, now);
+  else
+    wake_waiters(ln);
 }
 
 }  // namespace rdmalab::sim

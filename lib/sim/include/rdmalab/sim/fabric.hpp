@@ -52,14 +52,17 @@
 //    its DLID's port and BTH name.
 //  - Captures are ERF (wire::LinkType::Erf, one type-21 record per packet),
 //    the format ibdump writes and Wireshark opens.
-//  - Not modelled: credit-based link-level flow control (IBTA vol. 1, the
-//    link layer's flow control): a real IB link never sends a packet its
-//    receiver has no buffer credit for, so an IB switch does not drop for
-//    lack of buffer; here a congested switch drops as a lossy Ethernet one
-//    does (switch.hpp), and no flow control packets use the links. Nor
-//    are partitions beyond the default P_Key, multicast LIDs, subnet
-//    management packets (QP 0, VL 15), the SA or routers. PFC, ECN marking
-//    and DCQCN belong to Ethernet and RoCE: configuring them on an
+//  - Credit-based link-level flow control (IBTA vol. 1, the link layer's
+//    flow control) on every link into a switch port: the port has
+//    SwitchConfig::ib_vl_buffer_blocks of 64-byte blocks per VL, and the
+//    sender (a host's port or a switch's) starts a packet of a VL only when
+//    the credits it holds for that VL cover all its blocks. So nothing is
+//    dropped for lack of buffer: congestion backs up hop by hop instead
+//    (switch.hpp has the model and where it is simpler). A host's port takes
+//    everything that arrives: its receive buffer is not modelled.
+//  - Not modelled: partitions beyond the default P_Key, multicast LIDs,
+//    subnet management packets (QP 0, VL 15), the SA or routers. PFC, ECN
+//    marking and DCQCN belong to Ethernet and RoCE: configuring them on an
 //    InfiniBand fabric throws std::invalid_argument.
 #pragma once
 
@@ -101,9 +104,19 @@ inline constexpr std::size_t kEthernetWireOverhead = 20;
 /// the 8b/10b generations each is one 10-bit control symbol, K27.7 and
 /// K29.7, as one data byte is). IB has no minimum gap between packets. Not
 /// counted: the idles and skip sequences between packets, the flow control
-/// packets (credits are not modelled), and the 64b/66b block framing of FDR
-/// and later generations, whose control blocks stand in for the delimiters.
+/// packets (their credits are modelled, their 6 bytes on the link are not),
+/// and the 64b/66b block framing of FDR and later generations, whose control
+/// blocks stand in for the delimiters.
 inline constexpr std::size_t kIbWireOverhead = 2;
+/// InfiniBand's flow control counts buffer space in blocks of 64 bytes
+/// (IBTA vol. 1, the link layer's flow control): a packet takes its length,
+/// LRH through VCRC, rounded up to whole blocks.
+inline constexpr std::size_t kIbCreditBlock = 64;
+/// The most blocks one VL's credits may stand at: a flow control packet's
+/// credit limit (FCCL) and the blocks sent (FCTBS) are 12-bit counters
+/// compared modulo 4096, so a receiver advertises at most 2048 blocks
+/// beyond what it has received (IBTA vol. 1, the link layer's flow control).
+inline constexpr std::uint32_t kIbMaxCreditBlocks = 2048;
 
 /// An explicit drop on one direction of a link: a tool to stage exactly the
 /// loss a lab wants to show. Rules are checked in order for every packet

@@ -2,6 +2,7 @@
 // completion is explained by rdmalab::verbs::describe_wc and its table.)
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ namespace rdmalab::sim {
 /// Why `feature` (PFC, ECN marking, DCQCN, ...: a configuration's name)
 /// cannot be configured on an InfiniBand fabric, in the user's language.
 [[nodiscard]] std::string ib_refused(std::string_view feature);
+
+/// Why SwitchConfig::ib_vl_buffer_blocks = `blocks` is refused: it must be
+/// within [least, most].
+[[nodiscard]] std::string ib_buffer_refused(std::uint32_t blocks, std::uint32_t least,
+                                            std::uint32_t most);
 
 /// This module's messages, for the catalog parity test.
 [[nodiscard]] std::span<const i18n::Message> catalog() noexcept;

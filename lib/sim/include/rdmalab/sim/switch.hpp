@@ -50,12 +50,31 @@
 //  - Every packet's VCRC is checked on arrival (FabricConfig::verify_icrc):
 //    a bad one is dropped there (FabricStats::bad_vcrc). The VL is not
 //    changed, so the VCRC stays as it came.
-//  - Not modelled: credit-based flow control. A real IB switch port sends a
-//    packet only when the next port has advertised buffer space for its VL,
-//    so congestion backs up hop by hop and nothing is dropped; here the
-//    shared buffer admits and tail-drops as for a lossy Ethernet class.
-//  - PFC, ECN marking and Routing::Adaptive are Ethernet's and are refused
-//    (Fabric::add_switch throws std::invalid_argument).
+//  - Credit-based flow control: each port keeps a receive buffer of
+//    SwitchConfig::ib_vl_buffer_blocks 64-byte blocks per VL, and its
+//    upstream (a host's port or another switch's) starts a packet of a VL
+//    only with credits for all its blocks. A packet's blocks are freed when
+//    its last byte has left the switch, and the upstream hears of them one
+//    propagation delay later. So an IB switch never drops for lack of buffer
+//    (SwitchConfig::buffer_bytes and dynamic_alpha are Ethernet's): a full
+//    egress queue holds its ingress ports' credits, their upstream ports
+//    stop sending on that VL, and congestion backs up hop by hop, holding
+//    up whatever else shares the VL on the way (head-of-line blocking, as
+//    PFC does per priority). Counters: SwitchPortStats::xmit_wait_ns and
+//    HostPortStats::xmit_wait_ns, the time a port had a packet of a VL to
+//    send and no credits for it (IB's PortXmitWait, in ns, not ticks).
+//    Simpler than the link layer: credits travel as if a flow control packet
+//    left the moment blocks were freed (a real port sends one per VL at
+//    least every 65,536 symbol times, and its 6 bytes share the link); the
+//    blocks of a packet lost on the link come back at once (a real receiver
+//    resynchronises from the sender's next FCTBS); a host's port waits for
+//    credits for a whole packet of its path MTU before it builds the next
+//    one (a NIC's scheduler knows the next packet's length).
+//  - PFC and ECN marking are Ethernet's and are refused (Fabric::add_switch
+//    throws std::invalid_argument). Routing::Adaptive works as on Ethernet,
+//    among the equal-cost ports towards the DLID's host: each packet to the
+//    eligible port with the fewest bytes queued for its VL (the adaptive
+//    routing of IB switches, which is per packet too).
 #pragma once
 
 #include <array>
@@ -121,6 +140,13 @@ struct SwitchConfig {
   std::array<EcnConfig, kTrafficClasses> ecn{};
   std::array<PfcConfig, kTrafficClasses> pfc{};
   Routing routing = Routing::Ecmp;
+  /// InfiniBand: each port's receive buffer per VL, in 64-byte blocks, all
+  /// of it advertised as credits (at most kIbMaxCreditBlocks, at least the
+  /// largest packet's 66 blocks, or Fabric::add_switch throws). 1024 blocks
+  /// (64 KiB) keep a 100 Gb/s link of 1 us propagation busy with room to
+  /// spare: a block's credit is back 2 x 1 us + 0.34 us (a 4 KiB packet's
+  /// serialisation) after it was sent, when 29 KB have gone at 12.5 GB/s.
+  std::uint32_t ib_vl_buffer_blocks = 1024;
 
   [[nodiscard]] static std::array<std::uint8_t, 64> default_dscp_map() noexcept {
     std::array<std::uint8_t, 64> m{};
@@ -151,6 +177,13 @@ struct SwitchPortStats {
   std::array<std::uint64_t, kTrafficClasses> rx_pause = {};
   /// Time (ns) this port's egress spent paused, per priority.
   std::array<std::int64_t, kTrafficClasses> rx_pause_duration = {};
+  /// InfiniBand: time (ns) this port's egress had a packet of the VL to
+  /// send and too few credits for it (PortXmitWait).
+  std::array<std::int64_t, kTrafficClasses> xmit_wait_ns = {};
+  /// The most bytes that arrived on this port were in the switch's buffer at
+  /// once, per class (PFC's ingress accounting; on InfiniBand what the
+  /// port's credits bound).
+  std::array<std::uint64_t, kTrafficClasses> max_ingress_bytes = {};
   /// What the port is connected to: a host's name or "switch:port".
   std::string peer;
 };
@@ -164,6 +197,9 @@ struct HostPortStats {
   /// per priority: the NIC's tx_prioN_pause.
   std::array<std::uint64_t, kTrafficClasses> tx_pause = {};
   std::array<std::uint64_t, kTrafficClasses> tx_xon = {};
+  /// InfiniBand: time (ns) the host's port had a packet of the VL to send
+  /// and too few credits for it from its switch (PortXmitWait).
+  std::array<std::int64_t, kTrafficClasses> xmit_wait_ns = {};
 };
 
 /// One change of a switch queue, for a lab's time series or a test:
