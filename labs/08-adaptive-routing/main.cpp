@@ -212,7 +212,6 @@ Outcome transfer(lab::Narrator& n, const Options& o, bool ar) {
 
 void run_lab(lab::Narrator& n, const Options& o) {
   lab::require_one_process(o.common);
-  if (o.common.link_layer != "roce") throw verbs::UsageError(tr(M("roce_only")));
   const bool sim_backend = o.common.backend != "verbs";
   std::optional<Outcome> off, on;
   if (o.ar != "on") off = transfer(n, o, false);
@@ -244,7 +243,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   }
   if (off && on && off->packets > 0 && reorders)
     n.check("faster", tr(M("check.faster")), on->finish_us < off->finish_us);
-  n.say(tr(M("hardware")));
+  n.say(o.common.link_layer == "ib" ? tr(M("hardware_ib")) : tr(M("hardware")));
   lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3"), o.common.capture)});
 }
 

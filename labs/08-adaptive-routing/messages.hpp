@@ -11,13 +11,6 @@ namespace rdmalab::lab08 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
-    Message{"roce_only",
-            "lab 08 runs on RoCE only: its leaf-spine sprays packets with the switches' adaptive "
-            "routing, which the simulator models on Ethernet switches only (InfiniBand's adaptive "
-            "routing is not modelled): use --link-layer roce",
-            "实验 08 只能在 RoCE 上运行：它的 leaf-spine "
-            "网络靠交换机的自适应路由喷洒报文，而模拟器只在以太网交换机上模拟自适应路由（没有模拟 "
-            "InfiniBand 的自适应路由）：请使用 --link-layer roce"},
     Message{
         "desc",
         "Lab 08: adaptive routing. The leaves of a simulated leaf-spine spray every packet over "
@@ -89,6 +82,14 @@ inline constexpr std::array kCatalog{
             "{0}：{1} 个报文，重传 {2} 个，NAK {3} 个，乱序到达 {4} 个，于 {5:.1f} "
             " µs 完成，有效吞吐 {6:.1f} Gb/s"},
     Message{"step.compare", "compare the two runs", "对比两次运行"},
+    Message{"hardware_ib",
+            "On real InfiniBand: the switches route adaptively where the subnet manager has "
+            "enabled it, per service level (NVIDIA's subnet manager; vendor documentation), and "
+            "NCCL turns its send pattern on by default on InfiniBand (NCCL_IB_ADAPTIVE_ROUTING) "
+            "above NCCL_IB_AR_THRESHOLD (8192 bytes).",
+            "在真实的 InfiniBand 上：交换机的自适应路由由子网管理器按服务等级启用（NVIDIA "
+            "的子网管理器，以厂商文档为准）；NCCL 在 InfiniBand 上默认打开这种发送方式"
+            "（NCCL_IB_ADAPTIVE_ROUTING），消息超过 NCCL_IB_AR_THRESHOLD（8192 字节）时使用。"},
     Message{"hardware",
             "On real hardware: NVIDIA/Mellanox NICs enable adaptive routing per port (e.g. `mlxreg "
             "... --reg_name ROCE_ACCL --set adaptive_routing_forced_en=1`, vendor documentation), "
