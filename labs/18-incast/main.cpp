@@ -21,6 +21,12 @@
 //     Fast recovery gives back most of every cut, so differences between
 //     senders fade slowly: chapter 26 derives that 4 senders are within 10%
 //     of link / N over [300 ms, 350 ms], which a long run checks.
+// On InfiniBand (--link-layer ib) the one run is `credits`: IB links are
+// lossless by credit-based flow control, with no PFC, ECN or DCQCN to
+// configure. Nothing is dropped, the bottleneck queue is bounded by the
+// credits of the one port it is fed from, and the victim on SL 3 waits in
+// the left switch's queue to the link between the switches behind the
+// incast: it gets one turn in N + 1, as each sender does.
 // Each run is a fresh fabric with the same seed; the tables come from the
 // switches' and the NICs' counters, named as the real ones.
 #include <fmt/format.h>
@@ -60,10 +66,13 @@ struct Options {
   std::string dcqcn = "hpcc-dcqcn";
 };
 
-enum class Kind : std::uint8_t { Lossy, Pfc, Dcqcn };
+enum class Kind : std::uint8_t { Lossy, Pfc, Dcqcn, Credits };
 
 std::string kind_id(Kind k) {
-  return k == Kind::Lossy ? "lossy" : k == Kind::Pfc ? "pfc" : "dcqcn";
+  return k == Kind::Lossy   ? "lossy"
+         : k == Kind::Pfc   ? "pfc"
+         : k == Kind::Dcqcn ? "dcqcn"
+                            : "credits";
 }
 
 // The derivations of the chapter, from the knobs alone.
@@ -89,11 +98,16 @@ struct Derived {
   bool fair_due = false;  // the derivation covers this preset and fan-in
   sim::DcqcnParams dcqcn;
   std::uint64_t dcqcn_xoff_bytes = 0;
+  // InfiniBand's credits run: the victim's rate, one turn in N + 1 of the
+  // left switch's queue to the link between the switches, as each sender
+  // gets: it sends what one sender sends, in the incast's time.
+  double credit_victim_gbps = 0;
 };
 
 Derived derive(const Options& o) {
   Derived d;
-  const Ideal ideal = derive_ideal({o.senders, o.messages, o.size}, o.rate_gbps);
+  const bool ib = o.common.link_layer == "ib";
+  const Ideal ideal = derive_ideal({o.senders, o.messages, o.size, ib}, o.rate_gbps);
   d.rate_bps = ideal.rate_bps;
   d.isl_bps = ideal.isl_bps;
   d.packets_per_message = ideal.packets_per_message;
@@ -104,7 +118,11 @@ Derived derive(const Options& o) {
   d.headroom_bytes = ideal.headroom_bytes;
   const std::uint64_t total = std::uint64_t{o.senders} * o.messages;
   d.ideal_goodput_gbps = static_cast<double>(total * o.size * 8) / static_cast<double>(d.ideal_ns);
-  d.payload_gbps = o.rate_gbps * 4096.0 / static_cast<double>(kHeaders + 4096 + kWireOverhead);
+  d.payload_gbps = o.rate_gbps * 4096.0 /
+                   static_cast<double>(ib ? kIbHeaders + 4096 + kIbWireOverhead
+                                          : kHeaders + 4096 + kWireOverhead);
+  d.credit_victim_gbps =
+      static_cast<double>(std::uint64_t{o.messages} * o.size * 8) / static_cast<double>(d.ideal_ns);
   d.lossy_queue_cap = (kBufferBytes + kLargestFrame) / 2;
   // N senders at R into one port of R: while they all send, the queue gains
   // (N - 1) / N of what arrives.
@@ -162,6 +180,10 @@ struct RunResult {
   std::uint64_t retransmitted = 0;
   std::uint64_t naks = 0;
   std::uint64_t timeouts = 0;
+  // InfiniBand: PortXmitWait on VL 3, every switch port and host together,
+  // and the senders' own (their mean).
+  std::int64_t xmit_wait_ns = 0;
+  std::int64_t sender_wait_ns = 0;
   double victim_gbps = 0;
   double other_victim_gbps = 0;
   std::vector<double> mean_rate_gbps;  // dcqcn: each sender's limiter rate
@@ -186,7 +208,7 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
   verbs::SimBackendOptions sim;
   sim::TopologySpec spec = topology(N, d.rate_bps, d.isl_bps);
   sim::SwitchConfig& sc = spec.switch_config;
-  if (kind != Kind::Lossy) {
+  if (kind == Kind::Pfc || kind == Kind::Dcqcn) {
     sc.pfc[kRoceTc].enabled = true;
     sc.pfc[kRoceTc].xoff_bytes = kind == Kind::Pfc ? kXoffBytes : d.dcqcn_xoff_bytes;
     sc.pfc[kRoceTc].resume_offset_bytes = kResumeBytes;
@@ -227,9 +249,10 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
 
   // Start: every sender posts its messages at once, as do the victims.
   n.step(tr(narrate_setup ? M("step.run") : M("step.again"), kind_id(kind)));
-  n.say(tr(kind == Kind::Lossy ? M("why.lossy")
-           : kind == Kind::Pfc ? M("why.pfc")
-                               : M("why.dcqcn"),
+  n.say(tr(kind == Kind::Lossy     ? M("why.lossy")
+           : kind == Kind::Pfc     ? M("why.pfc")
+           : kind == Kind::Credits ? M("why.credits")
+                                   : M("why.dcqcn"),
            kXoffBytes / 1024, d.headroom_bytes / 1024, d.dcqcn.ecn.kmin_bytes / 1000,
            d.dcqcn.ecn.kmax_bytes / 1000, d.dcqcn.ecn.pmax, d.dcqcn_xoff_bytes / 1000,
            tr(o.dcqcn == "mlx5"          ? M("preset.mlx5")
@@ -390,9 +413,16 @@ RunResult run_once(lab::Narrator& n, lab::Narrator& quiet, const Options& o, con
       r.xon_frames += st.tx_xon[kRoceTc];
       r.paused_ns += st.rx_pause_duration[kRoceTc];
     }
+  for (const sim::SwitchId sw : topo.switches)
+    for (std::size_t p = 0; p < f->switch_ports(sw); ++p)
+      r.xmit_wait_ns += f->switch_port_stats(sw, p).xmit_wait_ns[kRoceTc];
   for (std::uint32_t i = 0; i < N + 5; ++i)
-    if (const sim::Device* h = simb->device(device(i)))
-      r.paused_ns += f->host_port_stats(*h).rx_pause_duration[kRoceTc];
+    if (const sim::Device* h = simb->device(device(i))) {
+      const sim::HostPortStats hs = f->host_port_stats(*h);
+      r.paused_ns += hs.rx_pause_duration[kRoceTc];
+      r.xmit_wait_ns += hs.xmit_wait_ns[kRoceTc];
+      if (i < N) r.sender_wait_ns += hs.xmit_wait_ns[kRoceTc] / static_cast<std::int64_t>(N);
+    }
   r.max_queue_bytes = f->switch_port_stats(right, bottleneck).tc[kRoceTc].max_queue_bytes;
   r.max_queue_at_ns = peak_at;
   for (std::uint32_t i = 0; i < N; ++i) {
@@ -425,15 +455,24 @@ std::string table(const RunResult& r, const Derived& d) {
   row(tr(M("row.completion")),
       tr(M("val.completion"), lab::to_us(r.completion_ns), lab::to_us(d.ideal_ns)));
   row(tr(M("row.fct")), fmt::format("{:.1f} / {:.1f} µs", r.fct_median_us, r.fct_p99_us));
-  row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
-  row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
-  row(tr(M("row.paused")), fmt::format("{:.1f} µs", lab::to_us(r.paused_ns)));
-  row(tr(M("row.ecn")), fmt::format("{}", r.ecn_marked));
-  row(tr(M("row.cnp")), fmt::format("{} / {}", r.np_cnp_sent, r.rp_cnp_handled));
+  const bool credits = r.kind == Kind::Credits;
+  row(tr(M("row.drops")), tr(credits ? M("val.drops_vl") : M("val.drops"), r.drops, r.roce_drops));
+  if (credits) {
+    // No pause frames, ECN or CNPs on InfiniBand: the credits' waits.
+    row(tr(M("row.xmit_wait")), fmt::format("{:.1f} µs", lab::to_us(r.xmit_wait_ns)));
+    row(tr(M("row.sender_wait")), fmt::format("{:.1f} µs", lab::to_us(r.sender_wait_ns)));
+  } else {
+    row(tr(M("row.pauses")), fmt::format("{} / {}", r.pause_frames, r.xon_frames));
+    row(tr(M("row.paused")), fmt::format("{:.1f} µs", lab::to_us(r.paused_ns)));
+    row(tr(M("row.ecn")), fmt::format("{}", r.ecn_marked));
+    row(tr(M("row.cnp")), fmt::format("{} / {}", r.np_cnp_sent, r.rp_cnp_handled));
+  }
   row(tr(M("row.queue")), tr(M("val.queue"), r.max_queue_bytes, lab::to_us(r.max_queue_at_ns)));
   row(tr(M("row.retx")), tr(M("val.retx"), r.retransmitted, r.naks, r.timeouts));
-  row(tr(M("row.victim")), fmt::format("{:.2f} Gb/s", r.victim_gbps));
-  row(tr(M("row.other")), fmt::format("{:.2f} Gb/s", r.other_victim_gbps));
+  row(tr(credits ? M("row.victim_sl") : M("row.victim")),
+      fmt::format("{:.2f} Gb/s", r.victim_gbps));
+  row(tr(credits ? M("row.other_sl") : M("row.other")),
+      fmt::format("{:.2f} Gb/s", r.other_victim_gbps));
   if (r.kind == Kind::Dcqcn && r.rate_samples > 0) {
     const auto [lo, hi] = std::minmax_element(r.mean_rate_gbps.begin(), r.mean_rate_gbps.end());
     double mean = 0;
@@ -500,6 +539,10 @@ nlohmann::json run_json(const RunResult& r, const Derived& d) {
                    {"timeouts", r.timeouts},
                    {"victim_gbps", r.victim_gbps},
                    {"other_victim_gbps", r.other_victim_gbps}};
+  if (r.kind == Kind::Credits) {
+    j["xmit_wait_ns"] = r.xmit_wait_ns;
+    j["sender_xmit_wait_ns"] = r.sender_wait_ns;
+  }
   if (r.kind == Kind::Dcqcn) {
     j["rate_samples"] = r.rate_samples;
     j["mean_rate_gbps"] = r.mean_rate_gbps;
@@ -551,6 +594,34 @@ void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunRe
             fmt::format("{} >= {}", r.retransmitted, r.roce_drops));
     n.check("lossy.victim", tr(M("check.victim_free"), victim_floor), r.victim_gbps >= victim_floor,
             fmt::format("{:.2f}", r.victim_gbps));
+  } else if (r.kind == Kind::Credits) {
+    // Credits: nothing is sent that has no place, so nothing is dropped or
+    // sent twice.
+    n.check("credits.no_drops", tr(M("check.no_drops_any")), r.drops == 0,
+            fmt::format("{}", r.drops));
+    n.check("credits.no_retx", tr(M("check.no_retx")), r.retransmitted == 0 && r.timeouts == 0,
+            fmt::format("{} / {}", r.retransmitted, r.timeouts));
+    // The bottleneck never idles: the right switch's port from the link
+    // between the switches holds up to 1024 blocks (15 packets of 4 KiB) for
+    // the receiver, and a freed block's replacement arrives 2 us + one
+    // frame at (N + 2) R later, when the bottleneck has sent about 6.
+    n.check("credits.line_rate",
+            tr(M("check.line_rate_credits"), lab::to_us(d.ideal_ns + 3 * kJitterNs)),
+            r.completion_ns <= d.ideal_ns + 3 * kJitterNs, fmt::format("{} ns", r.completion_ns));
+    // Every incast frame reaches the bottleneck through one port (from the
+    // link between the switches): its credits bound the queue.
+    n.check("credits.queue_cap", tr(M("check.credit_queue"), kIbVlBufferBytes),
+            r.max_queue_bytes <= kIbVlBufferBytes, fmt::format("{}", r.max_queue_bytes));
+    // The victim takes one turn in N + 1 in the left switch's queue to the
+    // link between the switches, as each sender does: its messages end with
+    // theirs, at the incast's time. Within 10% (the start, the end, the
+    // jitter).
+    n.check(
+        "credits.hol", tr(M("check.hol_credits"), d.credit_victim_gbps),
+        r.victim_gbps >= 0.9 * d.credit_victim_gbps && r.victim_gbps <= 1.1 * d.credit_victim_gbps,
+        fmt::format("{:.2f}", r.victim_gbps));
+    n.check("credits.other_vl", tr(M("check.other_vl"), victim_floor),
+            r.other_victim_gbps >= victim_floor, fmt::format("{:.2f}", r.other_victim_gbps));
   } else if (r.kind == Kind::Pfc) {
     n.check("pfc.no_drops", tr(M("check.no_drops")), r.roce_drops == 0,
             fmt::format("{}", r.roce_drops));
@@ -609,7 +680,10 @@ void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunRe
 
 void run_lab(lab::Narrator& n, const Options& o) {
   lab::require_one_process(o.common);
-  if (o.common.link_layer != "roce") throw verbs::UsageError(tr(M("roce_only")));
+  // InfiniBand has one run, credits; RoCE the other three.
+  const bool ib = o.common.link_layer == "ib";
+  if (ib && o.run != "all" && o.run != "credits") throw verbs::UsageError(tr(M("ib_runs"), o.run));
+  if (!ib && o.run == "credits") throw verbs::UsageError(tr(M("credits_ib")));
   if (o.common.backend == "verbs") throw verbs::UsageError(tr(M("needs_sim")));
   if (o.size < 2 || o.size > 4u * 1024 * 1024) throw verbs::UsageError(tr(M("bad_size"), o.size));
   Options so = o;
@@ -623,11 +697,17 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
   n.step(tr(M("step.backend")));
   n.result()["backend"] = "sim";
-  n.say(tr(M("why.fabric"), o.senders, o.senders + 2, o.rate_gbps, o.rate_gbps * (o.senders + 2)));
+  n.say(tr(ib ? M("why.fabric_ib") : M("why.fabric"), o.senders, o.senders + 2, o.rate_gbps,
+           o.rate_gbps * (o.senders + 2)));
   n.step(tr(M("step.derive")));
-  n.say(tr(M("why.derive"), o.senders, o.messages, o.size, d.packets_per_message,
-           lab::to_us(d.message_ser_ns), lab::to_us(d.ideal_ns), d.ideal_goodput_gbps,
-           d.payload_gbps, d.fair_share_gbps, d.victim_bound_gbps));
+  if (ib)
+    n.say(tr(M("why.derive_ib"), o.senders, o.messages, o.size, d.packets_per_message,
+             lab::to_us(d.message_ser_ns), lab::to_us(d.ideal_ns), d.ideal_goodput_gbps,
+             d.payload_gbps, d.credit_victim_gbps, kIbVlBufferBytes));
+  else
+    n.say(tr(M("why.derive"), o.senders, o.messages, o.size, d.packets_per_message,
+             lab::to_us(d.message_ser_ns), lab::to_us(d.ideal_ns), d.ideal_goodput_gbps,
+             d.payload_gbps, d.fair_share_gbps, d.victim_bound_gbps));
   nlohmann::json cfg{{"senders", o.senders},
                      {"size", o.size},
                      {"messages", o.messages},
@@ -652,11 +732,17 @@ void run_lab(lab::Narrator& n, const Options& o) {
                            {"victim_ideal_ns", d.victim_ideal_ns},
                            {"victim_ideal_gbps", d.victim_ideal_gbps},
                            {"fair_share_gbps", d.fair_share_gbps}};
+  if (ib) {
+    n.result()["config"]["link_layer"] = "ib";
+    n.result()["config"]["ib_vl_buffer_bytes"] = kIbVlBufferBytes;
+    n.result()["derived"]["credit_victim_gbps"] = d.credit_victim_gbps;
+  }
 
   std::vector<Kind> kinds;
-  if (o.run == "all" || o.run == "lossy") kinds.push_back(Kind::Lossy);
-  if (o.run == "all" || o.run == "pfc") kinds.push_back(Kind::Pfc);
-  if (o.run == "all" || o.run == "dcqcn") kinds.push_back(Kind::Dcqcn);
+  if (ib) kinds.push_back(Kind::Credits);
+  if (!ib && (o.run == "all" || o.run == "lossy")) kinds.push_back(Kind::Lossy);
+  if (!ib && (o.run == "all" || o.run == "pfc")) kinds.push_back(Kind::Pfc);
+  if (!ib && (o.run == "all" || o.run == "dcqcn")) kinds.push_back(Kind::Dcqcn);
   nlohmann::json runs = nlohmann::json::array();
   std::vector<std::string> captures;
   bool first = true;
@@ -676,7 +762,10 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.say(tr(M("why.report")));
   for (const std::string& c : captures)
     n.block(fmt::format("rdmapcap report {} -o {}.html", c, c.substr(0, c.rfind(".pcap"))));
-  lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"))});
+  if (ib)
+    lab::suggest(n, {tr(M("try.1")), tr(M("try.ib")), tr(M("try.4"))});
+  else
+    lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"))});
 }
 
 }  // namespace
@@ -695,7 +784,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1.0, 400.0))
         ->capture_default_str();
     app.add_option("--run", o.run, tr(M("opt.run")))
-        ->check(CLI::IsMember({"lossy", "pfc", "dcqcn", "all"}))
+        ->check(CLI::IsMember({"lossy", "pfc", "dcqcn", "credits", "all"}))
         ->capture_default_str();
     app.add_option("--dcqcn", o.dcqcn, tr(M("opt.dcqcn")))
         ->check(CLI::IsMember({"hpcc-dcqcn", "mlx5", "dcqcn-paper"}))

@@ -11,32 +11,41 @@ namespace rdmalab::lab18 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
-    Message{"roce_only",
-            "lab 18 runs on RoCE only: PFC, ECN and DCQCN are Ethernet's; an InfiniBand link has "
-            "credit-based flow control instead, which the simulator does not model (chapter 30): "
-            "use --link-layer roce",
-            "实验 18 只能在 RoCE 上运行：PFC、ECN 和 DCQCN 属于以太网；InfiniBand "
-            "链路使用基于信用的流控，而模拟器没有模拟它（第 30 章）：请使用 --link-layer roce"},
     Message{"desc",
             "Lab 18: incast. N senders WRITE into one receiver through a switched fabric, three "
             "times on the same seed: lossy (tail drops, NAKs, go-back-N), with PFC (no drop, "
             "pause frames, a victim flow stalled by head-of-line blocking) and with ECN + DCQCN "
-            "(CNPs, rates near the fair share, a short queue). Simulator only: it needs a switch.",
+            "(CNPs, rates near the fair share, a short queue). On InfiniBand (--link-layer ib) "
+            "one run, credits: IB's credit-based flow control. Simulator only: it needs a switch.",
             "实验 18：incast（多打一）。N 个发送端经过交换网络向同一个接收端执行 WRITE，用同一个"
             "种子运行三次：有损（尾部丢包、NAK、go-back-N 重传）、开启 PFC（不丢包、暂停帧、"
             "一条被队头阻塞拖慢的受害流）、开启 ECN + DCQCN（CNP、速率接近公平份额、队列很短）。"
+            "在 InfiniBand 上（--link-layer ib）只有一种运行 credits：InfiniBand 基于信用的流控。"
             "只在模拟器上运行：它需要交换机。"},
     Message{"opt.senders", "senders writing into the one receiver (2 .. 64)",
             "向同一个接收端写入的发送端个数（2 .. 64）"},
     Message{"opt.size", "bytes of each message (2 .. 4194304)", "每条消息的字节数（2 .. 4194304）"},
     Message{"opt.messages", "messages each sender WRITEs (1 .. 1024)",
-            "每个发送端执行 WRITE 的消息条数（1 .. 256）"},
+            "每个发送端执行 WRITE 的消息条数（1 .. 1024）"},
     Message{"opt.rate",
             "rate of every host link in Gb/s (the link between the switches: "
             "(senders + 2) x this)",
             "每条主机链路的速率，单位 Gb/s（交换机之间的链路为它的（发送端数 + 2）倍）"},
-    Message{"opt.run", "which runs: lossy, pfc, dcqcn or all (the three side by side)",
-            "运行哪几种：lossy、pfc、dcqcn 或 all（三种并排）"},
+    Message{"opt.run",
+            "which runs: lossy, pfc, dcqcn or all (the three side by side); on InfiniBand "
+            "credits (all is credits there)",
+            "运行哪几种：lossy、pfc、dcqcn 或 all（三种并排）；在 InfiniBand 上为 credits"
+            "（在那里 all 就是 credits）"},
+    Message{"ib_runs",
+            "--run {}: on InfiniBand the one run is credits; lossy, pfc and dcqcn are Ethernet's "
+            "(an IB link is never lossy, has no PFC or ECN, and the simulator does not model IB's "
+            "own congestion control, FECN/BECN)",
+            "--run {}：在 InfiniBand 上只有 credits 这一种运行；lossy、pfc 和 dcqcn 属于以太网"
+            "（InfiniBand 链路从不丢包，没有 PFC 和 ECN，而模拟器没有模拟 InfiniBand 自己的拥塞"
+            "控制 FECN/BECN）"},
+    Message{"credits_ib",
+            "--run credits is InfiniBand's credit-based flow control: add --link-layer ib",
+            "--run credits 是 InfiniBand 基于信用的流控：请加上 --link-layer ib"},
     Message{"opt.dcqcn",
             "the dcqcn run's parameters: hpcc-dcqcn (the reference code's, scaled to --rate), mlx5 "
             "(the NIC firmware's defaults) or dcqcn-paper (Zhu et al., SIGCOMM 2015)",
@@ -60,6 +69,17 @@ inline constexpr std::array kCatalog{
             "接收端和两个受害流的接收端（每台交换机 {1} 台主机）。每条主机链路 {2} Gb/s，"
             "交换机之间的链路 {3} Gb/s：与左侧主机加起来一样快，因此唯一拥塞的队列是右侧交换机"
             "通往接收端的出口；受害流若被拖慢，原因只能是暂停帧。"},
+    Message{"why.fabric_ib",
+            "{0} senders, a victim sender and a second victim on the left switch; the receiver "
+            "and the two victims' receivers on the right switch ({1} hosts per switch), all "
+            "InfiniBand. Every host link runs at {2} Gb/s, the link between the switches at {3} "
+            "Gb/s: as fast as the left hosts together, so the one congested queue is the right "
+            "switch's egress to the receiver, and anything that slows a victim comes from "
+            "credits held up behind it.",
+            "左侧交换机上接 {0} 个发送端、一个受害流发送端和第二个受害流发送端；右侧交换机上接"
+            "接收端和两个受害流的接收端（每台交换机 {1} 台主机），全部是 InfiniBand。每条主机"
+            "链路 {2} Gb/s，交换机之间的链路 {3} Gb/s：与左侧主机加起来一样快，因此唯一拥塞的"
+            "队列是右侧交换机通往接收端的出口；受害流若被拖慢，原因只能是被它挡住的信用。"},
     Message{"step.derive", "derive what the runs must show, before running them",
             "运行之前，先推导各次运行必须呈现的结果"},
     Message{"why.derive",
@@ -76,6 +96,22 @@ inline constexpr std::array kCatalog{
             "有效吞吐 {6:.2f} Gb/s（满载链路承载 {7:.2f} Gb/s 的载荷：线路上每 4174 字节中有 "
             "4096 字节）。每个发送端的公平份额为链路 / N = {8:.2f} Gb/s。被暂停帧挡住的受害流"
             "大约只能得到一个发送端的份额：至多 {9:.2f} Gb/s（链路 / N 的两倍）。"},
+    Message{"why.derive_ib",
+            "{0} senders x {1} messages of {2} bytes ({3} packets at path MTU 4096, {4:.3f} µs on "
+            "one host link; an IB packet is LRH, BTH, payload, ICRC and VCRC, and 2 byte times of "
+            "delimiters). The ideal incast sends every message's packets back to back through "
+            "the bottleneck: the last completion at {5:.1f} µs, a goodput of {6:.2f} Gb/s (a "
+            "full link carries {7:.2f} Gb/s of payload). With credits the bottleneck never "
+            "idles, its queue holds at most the credits of the one port that feeds it, {9} "
+            "bytes, and the victim on SL 3 takes one turn in N + 1 with the senders in the left "
+            "switch's queue: it sends what one sender sends in the incast's time, {8:.2f} Gb/s.",
+            "{0} 个发送端 × 每个 {1} 条 {2} 字节的消息（路径 MTU 4096 下 {3} 个包，在一条主机"
+            "链路上耗时 {4:.3f} µs；一个 InfiniBand 报文由 LRH、BTH、载荷、ICRC 和 VCRC 组成，"
+            "外加 2 个字节时间的定界符）。理想的 incast 让所有消息的报文在瓶颈处首尾相接地发出："
+            "最后一个完成在 {5:.1f} µs，有效吞吐 {6:.2f} Gb/s（满载链路承载 {7:.2f} Gb/s 的"
+            "载荷）。有了信用，瓶颈从不空闲，它的队列至多是给它供数据的那一个端口的信用，即 {9} "
+            "字节；SL 3 上的受害流在左侧交换机的队列里与各发送端轮流发送，N + 1 次轮到一次："
+            "它在 incast 的时间内发送一个发送端的数据量，即 {8:.2f} Gb/s。"},
     Message{"why.tclass",
             "every RoCE QP's address vector also sets ah_attr.grh.traffic_class = {0} (DSCP {1}): "
             "the switches map DSCP {1} to traffic class {2}, the priority PFC protects and ECN "
@@ -110,6 +146,17 @@ inline constexpr std::array kCatalog{
             "ECN + DCQCN，参数采用{6}：Kmin {2} KB、Kmax {3} KB、Pmax {4}。交换机打上 CE 标记，"
             "接收端网卡发送 CNP，发送端网卡随之降速。PFC 仍然开启，XOFF 设为 {5} KB，高于 "
             "Kmax：ECN 必须先于 PFC 起作用。"},
+    Message{"why.credits",
+            "credits: every switch port keeps 64 KiB per VL and its upstream sends only into "
+            "space it has been granted. The right switch's port from the link between the "
+            "switches fills with packets for the receiver, so that link's VL 3 moves only as "
+            "the bottleneck frees credits; the left switch's VL 3 queue to it, shared by the "
+            "senders and the victim, moves at that pace, and every sender waits for credits in "
+            "turn (PortXmitWait).",
+            "信用：每个交换机端口为每个 VL 保留 64 KiB，它的上游只向分配给自己的空间发送。"
+            "右侧交换机上来自交换机之间链路的端口被发往接收端的报文填满，于是那条链路上的 VL 3 "
+            "只能随着瓶颈释放信用而前进；左侧交换机通往它的 VL 3 队列由各发送端和受害流共用，"
+            "也按这个节奏前进，每个发送端轮流等待信用（PortXmitWait）。"},
     Message{"preset.hpcc_dcqcn", "the reference code's parameters (hpcc-dcqcn, scaled to the link)",
             "参考代码的取值（hpcc-dcqcn，按链路速率缩放）"},
     Message{"preset.mlx5",
@@ -128,6 +175,13 @@ inline constexpr std::array kCatalog{
     Message{"row.ecn", "ECN marked (switches)", "ECN 标记（交换机）"},
     Message{"row.cnp", "CNPs np_cnp_sent / rp_cnp_handled", "CNP 数 np_cnp_sent / rp_cnp_handled"},
     Message{"row.queue", "max queue at the bottleneck", "瓶颈处的最大队列"},
+    Message{"row.xmit_wait", "PortXmitWait, VL 3 (all ports)",
+            "PortXmitWait，VL 3（所有端口合计）"},
+    Message{"row.sender_wait", "PortXmitWait of a sender (mean)",
+            "一个发送端的 PortXmitWait（均值）"},
+    Message{"row.victim_sl", "victim (SL 3, other receiver)", "受害流（SL 3，另一接收端）"},
+    Message{"row.other_sl", "victim on SL 0", "SL 0 上的受害流"},
+    Message{"val.drops_vl", "{0}  (VL 3: {1})", "{0}（VL 3：{1}）"},
     Message{"row.retx", "retransmitted packets", "重传的包"},
     Message{"row.victim", "victim (prio 3, other receiver)", "受害流（优先级 3，另一接收端）"},
     Message{"row.other", "victim on prio 0", "优先级 0 上的受害流"},
@@ -169,6 +223,24 @@ inline constexpr std::array kCatalog{
             "受害流没有被拖慢：至少 {:.2f} Gb/s（它独占网络时速率的 95%）"},
     Message{"check.no_drops", "no frame of the lossless priority 3 was dropped anywhere",
             "无损优先级 3 的帧在任何地方都没有被丢弃"},
+    Message{"check.no_drops_any", "nothing was dropped anywhere: no credit, no send",
+            "任何地方都没有丢包：没有信用就不发送"},
+    Message{"check.no_retx", "nothing was sent twice: no NAK went back, no ACK timer expired",
+            "没有报文被发送两次：没有 NAK 返回，也没有 ACK 定时器超时"},
+    Message{"check.line_rate_credits",
+            "credits keep the bottleneck busy: the last completion by {:.1f} µs (the ideal plus "
+            "the host links' jitter)",
+            "信用让瓶颈一直忙碌：最后一个完成不晚于 {:.1f} µs（理想值加上主机链路的抖动）"},
+    Message{"check.credit_queue",
+            "the bottleneck queue stayed within the credits of the port that feeds it, {} bytes",
+            "瓶颈队列始终不超过给它供数据的那个端口的信用，即 {} 字节"},
+    Message{"check.hol_credits",
+            "head-of-line blocking: the victim on SL 3 got one sender's share, {:.2f} Gb/s, "
+            "within 10%",
+            "队头阻塞：SL 3 上的受害流只得到一个发送端的份额 {:.2f} Gb/s（误差 10% 以内）"},
+    Message{"check.other_vl",
+            "the victim on SL 0 is not held up: at least {:.2f} Gb/s (95% of its rate alone)",
+            "SL 0 上的受害流没有被挡住：至少 {:.2f} Gb/s（它独占网络时速率的 95%）"},
     Message{"check.pauses", "the switches sent pause frames on priority 3",
             "交换机在优先级 3 上发送了暂停帧"},
     Message{"check.pfc_queue", "the bottleneck queue stayed within XOFF + headroom = {} KiB",
@@ -211,6 +283,9 @@ inline constexpr std::array kCatalog{
             "--run dcqcn --senders 4 --size 4194304 --messages 288：393 ms 的 incast；从 300 ms "
             "起各速率都在链路 / N 的 10% 以内吗？"},
     Message{"try.4", "--json: every number, for a script", "--json：输出全部数字，供脚本使用"},
+    Message{"try.ib",
+            "--link-layer roce --run pfc: the same incast with PFC's pauses instead of credits",
+            "--link-layer roce --run pfc：同样的 incast，用 PFC 的暂停帧代替信用"},
 };
 
 consteval const Message& M(std::string_view key) {

@@ -12,11 +12,13 @@ using i18n::Message;
 
 inline constexpr std::array kCatalog{
     Message{"roce_only",
-            "lab 19 runs on RoCE only: PFC, ECN and DCQCN are Ethernet's; an InfiniBand link has "
-            "credit-based flow control instead, which the simulator does not model (chapter 30): "
-            "use --link-layer roce",
-            "实验 19 只能在 RoCE 上运行：PFC、ECN 和 DCQCN 属于以太网；InfiniBand "
-            "链路使用基于信用的流控，而模拟器没有模拟它（第 30 章）：请使用 --link-layer roce"},
+            "lab 19 runs on RoCE only: its mistakes are in Ethernet's PFC, ECN and DCQCN; an "
+            "InfiniBand link has credit-based flow control instead (lab 18 shows it with "
+            "--link-layer ib), and the simulator does not model InfiniBand's congestion control "
+            "(FECN/BECN): use --link-layer roce",
+            "实验 19 只能在 RoCE 上运行：它演示的错误出在以太网的 PFC、ECN 和 DCQCN 上；"
+            "InfiniBand 链路用的是基于信用的流控（实验 18 加上 --link-layer ib 可以看到它），"
+            "而模拟器没有模拟 InfiniBand 的拥塞控制（FECN/BECN）：请使用 --link-layer roce"},
     Message{"desc",
             "Lab 19: ECN and PFC misconfigured. Lab 18's incast four times on the same seed, each "
             "with one mistake seen on real clusters: the receiver's NIC sends no CNPs, the "

@@ -225,6 +225,85 @@ TEST_CASE(
   }
 }
 
+// InfiniBand (--link-layer ib): the one run, credits. Packets are LRH 8 +
+// BTH 12 + [RETH 16] + payload + ICRC 4 + VCRC 2 (a First 4138 bytes, a
+// Middle or Last 4122, an ACK 30) and take 2 more byte times on the wire:
+// ser(b) = floor((b + 2) x 8 / R). Derived:
+//   - T* as on RoCE with these sizes (the bottleneck never idles: the right
+//     switch's port from the link between the switches holds up to 1024
+//     blocks, 15 packets, for the receiver, and a freed block's replacement
+//     arrives about 2 us later, when the bottleneck has sent 6), so the last
+//     completion is within the host links' jitter of T*;
+//   - nothing dropped, nothing sent twice;
+//   - the bottleneck queue is fed by that one port: at most its 65,536 bytes;
+//   - the victim on SL 3 takes one turn in N + 1 with the senders in the
+//     left switch's queue to that link: it sends M S bytes in T*, within
+//     10%; the victim on SL 0 has its own VL: 95% of its rate alone.
+std::int64_t ib_ser(std::uint64_t bytes, double gbps) {
+  return static_cast<std::int64_t>(static_cast<double>((bytes + 2) * 8) / gbps);
+}
+
+std::int64_t ib_ideal_ns(std::uint64_t n, std::uint64_t messages, std::uint64_t s, double gbps) {
+  const double isl = gbps * static_cast<double>(n + 2);
+  const std::uint64_t packets = s / 4096;
+  const std::int64_t message =
+      ib_ser(4138, gbps) + static_cast<std::int64_t>(packets - 1) * ib_ser(4122, gbps);
+  return ib_ser(4138, gbps) + kDelay + ib_ser(4138, isl) + kDelay +
+         static_cast<std::int64_t>(messages) * message + kDelay + 2 * ib_ser(30, gbps) +
+         ib_ser(30, isl) + 3 * kDelay;
+}
+
+TEST_CASE("lab18 --link-layer ib: the credits run against the derivations") {
+  const std::string cap = tmp_capture("lab18_ib");
+  const auto j = run_json({LAB_lab18_incast, "--backend", "sim", "--json", "--link-layer", "ib",
+                           "--seed", "1", "--capture", cap});
+  CHECK(j.at("ok").get<bool>());
+  const std::uint64_t n = 8, m = 2, s = 1 << 20;
+  const double gbps = 100;
+  const std::int64_t ideal = ib_ideal_ns(n, n * m, s, gbps);
+  CHECK(j.at("derived").at("ideal_ns").get<std::int64_t>() == ideal);
+  REQUIRE(j.at("runs").size() == 1);
+  const json& r = find_run(j, "credits");
+  CHECK(r.at("complete").get<bool>());
+  CHECK(r.at("completion_ns").get<std::int64_t>() >= ideal);
+  CHECK(r.at("completion_ns").get<std::int64_t>() <= ideal + 3 * kJitter);
+  CHECK(r.at("drops").get<std::uint64_t>() == 0);
+  CHECK(r.at("retransmitted_packets").get<std::uint64_t>() == 0);
+  CHECK(r.at("pause_frames").get<std::uint64_t>() == 0);
+  CHECK(r.at("max_queue_bytes").get<std::uint64_t>() <= 65536);
+  const double share = static_cast<double>(m * s * 8) / static_cast<double>(ideal);
+  CHECK(r.at("victim_gbps").get<double>() >= 0.9 * share);
+  CHECK(r.at("victim_gbps").get<double>() <= 1.1 * share);
+  const double alone =
+      static_cast<double>(m * s * 8) / static_cast<double>(ib_ideal_ns(n, m, s, gbps));
+  CHECK(r.at("other_victim_gbps").get<double>() >= 0.95 * alone);
+  CHECK(r.at("sender_xmit_wait_ns").get<std::int64_t>() > 0);
+  for (const auto& c : j.at("checks")) {
+    CAPTURE(c.at("id").get<std::string>());
+    CHECK(c.at("ok").get<bool>());
+  }
+  // The capture is ERF (LINKTYPE_ERF 197), and rdmapcap reads it.
+  const std::string pcap = cap.substr(0, cap.rfind(".pcap")) + "-credits.pcap";
+  REQUIRE(fs::exists(pcap));
+  std::ifstream in(pcap, std::ios::binary);
+  std::array<unsigned char, 24> hdr{};
+  in.read(reinterpret_cast<char*>(hdr.data()), hdr.size());
+  CHECK(hdr[20] + 256 * hdr[21] == 197);
+  const auto sum = run({RDMAPCAP, "summary", pcap});
+  CHECK(sum.status == 0);
+  CHECK(sum.out.find("native InfiniBand") != std::string::npos);
+  fs::remove(pcap);
+  // The other runs are Ethernet's; credits is InfiniBand's.
+  for (const char* bad : {"lossy", "pfc", "dcqcn"}) {
+    const auto b = run_pty(
+        {LAB_lab18_incast, "--lang", "en", "--backend", "sim", "--link-layer", "ib", "--run", bad},
+        "\x01never\x01", 20);
+    CHECK(b.status == 2);
+    CHECK(b.out.find("credits") != std::string::npos);
+  }
+  CHECK(run({LAB_lab18_incast, "--backend", "sim", "--run", "credits"}).status == 2);
+}
+
 TEST_CASE("lab18 bad input: a real device, too few senders, an unknown run") {
   CHECK(run({LAB_lab18_incast, "--backend", "sim", "--senders", "1"}).status == 2);
   CHECK(run({LAB_lab18_incast, "--backend", "sim", "--run", "tcp"}).status == 2);

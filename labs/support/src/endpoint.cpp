@@ -262,6 +262,7 @@ void connect_rc(Narrator& n, Endpoint& me, const verbs::ConnInfo& peer, const Co
   rtr.min_rnr_timer = c.min_rnr_timer;
   rtr.max_dest_rd_atomic = c.max_dest_rd_atomic;
   rtr.traffic_class = c.traffic_class;
+  rtr.sl = c.sl;
   n.block(me.qp->to_rtr(rtr).to_string());
   verbs::RtsAttrs rts;
   rts.sq_psn = me.first_psn;

@@ -47,6 +47,18 @@ constexpr std::array kCatalog{
             "traffic_class 0 (DSCP 0, traffic class 0: no PFC).",
             "发送端 1 .. {0} 和受害流以同样方式连接；另一优先级的受害流使用 traffic_class 0"
             "（DSCP 0，流量类别 0：没有 PFC）。"},
+    Message{"why.sl",
+            "on InfiniBand every QP's address vector sets ah_attr.sl = {0}: the LRH carries SL "
+            "{0}, which every port of the simulator maps to VL {0} (an identity SL-to-VL table), "
+            "the switches' class {0}. A VL has its own buffer and credits on every link.",
+            "在 InfiniBand 上，每个 QP 的地址向量设置 ah_attr.sl = {0}：LRH 携带 SL {0}，模拟器"
+            "的每个端口都把它映射到 VL {0}（恒等的 SL 到 VL 映射表），即交换机的类别 {0}。"
+            "每个 VL 在每条链路上都有自己的缓冲区和信用。"},
+    Message{"why.connect_rest_ib",
+            "senders 1 .. {0} and the victim connect the same way; the other-class victim with "
+            "ah_attr.sl 0 (VL 0: its own buffers and credits).",
+            "发送端 1 .. {0} 和受害流以同样方式连接；另一类别的受害流使用 ah_attr.sl 0"
+            "（VL 0：自己的缓冲区和信用）。"},
 };
 consteval const Message& M(std::string_view key) {
   return i18n::find(kCatalog, key);
@@ -62,8 +74,8 @@ void fill(Endpoint& e, std::uint32_t seed) {
 
 }  // namespace
 
-std::int64_t ser_ns(std::uint64_t bytes, double bps) {
-  return static_cast<std::int64_t>(static_cast<double>((bytes + kWireOverhead) * 8) * 1e9 / bps);
+std::int64_t ser_ns(std::uint64_t bytes, double bps, std::uint64_t overhead) {
+  return static_cast<std::int64_t>(static_cast<double>((bytes + overhead) * 8) * 1e9 / bps);
 }
 
 Ideal derive_ideal(const Shape& s, double rate_gbps) {
@@ -71,26 +83,29 @@ Ideal derive_ideal(const Shape& s, double rate_gbps) {
   d.rate_bps = rate_gbps * 1e9;
   d.isl_bps = d.rate_bps * (s.senders + 2);
   d.packets_per_message = (s.size + kMtu - 1) / kMtu;
+  const std::uint64_t headers = s.infiniband ? kIbHeaders : kHeaders;
+  const std::uint64_t overhead = s.infiniband ? kIbWireOverhead : kWireOverhead;
+  const auto ser = [overhead](std::uint64_t bytes, double bps) {
+    return ser_ns(bytes, bps, overhead);
+  };
   for (std::uint64_t p = 0, left = s.size; p < d.packets_per_message; ++p) {
     const std::uint64_t payload = std::min<std::uint64_t>(left, kMtu);
     left -= payload;
-    d.message_ser_ns += ser_ns(kHeaders + (p == 0 ? kReth : 0) + (payload + 3) / 4 * 4, d.rate_bps);
+    d.message_ser_ns += ser(headers + (p == 0 ? kReth : 0) + (payload + 3) / 4 * 4, d.rate_bps);
   }
   // The first frame: a First (or Only) with its RETH.
-  const std::uint64_t first =
-      kHeaders + kReth + (std::min<std::uint64_t>(s.size, kMtu) + 3) / 4 * 4;
+  const std::uint64_t first = headers + kReth + (std::min<std::uint64_t>(s.size, kMtu) + 3) / 4 * 4;
   const auto ideal = [&](std::uint64_t messages) {
-    return ser_ns(first, d.rate_bps) + kDelayNs + ser_ns(first, d.isl_bps) + kDelayNs +
+    return ser(first, d.rate_bps) + kDelayNs + ser(first, d.isl_bps) + kDelayNs +
            static_cast<std::int64_t>(messages) * d.message_ser_ns + kDelayNs +
-           2 * ser_ns(kHeaders + kAeth, d.rate_bps) + ser_ns(kHeaders + kAeth, d.isl_bps) +
-           3 * kDelayNs;
+           2 * ser(headers + kAeth, d.rate_bps) + ser(headers + kAeth, d.isl_bps) + 3 * kDelayNs;
   };
   d.ideal_ns = ideal(std::uint64_t{s.senders} * s.messages);
   d.victim_ideal_ns = ideal(s.messages);
   d.victim_ideal_gbps =
       static_cast<double>(std::uint64_t{s.messages} * s.size * 8) /
       static_cast<double>(d.victim_ideal_ns + 3 * kJitterNs +
-                          static_cast<std::int64_t>(s.senders + 1) * ser_ns(first, d.isl_bps));
+                          static_cast<std::int64_t>(s.senders + 1) * ser(first, d.isl_bps));
   d.headroom_bytes =
       2 * (2 * static_cast<std::uint64_t>(static_cast<double>(kDelayNs) * d.isl_bps / 8e9) +
            2 * (kLargestFrame + kWireOverhead));
@@ -152,20 +167,27 @@ void open_and_connect(Narrator& say, Narrator& quiet, Environment& env, const Co
   say.say(tr(M("why.others"), N - 1, device(N), device(N + 3), device(N + 1), device(N + 4)));
 
   say.step(tr(M("step.connect")));
+  // On InfiniBand the class is the SL (no IP header, no DSCP).
+  const bool ib = h.rx[0].infiniband;
   ConnectSpec cs;
   cs.mtu = kMtu;
   cs.traffic_class = kRoceTclass;
+  if (ib) cs.sl = kIbDataSl;
   for (std::uint32_t i = 0; i < N; ++i) {
     h.tx[i].first_psn = kRequesterFirstPsn + 0x1000 * i;
     h.rx[i].first_psn = 0x800000 + 0x1000 * i;
     connect_pair(i == 0 ? say : quiet, h.tx[i], h.rx[i], cs, co, i == 0);
   }
-  say.say(tr(why_tclass, kRoceTclass, kRoceTclass >> 2, kRoceTc));
+  if (ib)
+    say.say(tr(M("why.sl"), kIbDataSl));
+  else
+    say.say(tr(why_tclass, kRoceTclass, kRoceTclass >> 2, kRoceTc));
   connect_pair(quiet, h.vtx, h.vrx, cs, co, true);
   ConnectSpec other = cs;
   other.traffic_class = kOtherTclass;
+  other.sl = 0;
   connect_pair(quiet, h.wtx, h.wrx, other, co, true);
-  say.say(tr(M("why.connect_rest"), N - 1));
+  say.say(tr(ib ? M("why.connect_rest_ib") : M("why.connect_rest"), N - 1));
 }
 
 std::span<const i18n::Message> catalog() noexcept {

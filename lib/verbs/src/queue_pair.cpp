@@ -76,6 +76,7 @@ AppliedTransition QueuePair::to_rtr(const RtrAttrs& a) {
       attr.ah_attr.grh.traffic_class = a.traffic_class;
     }
     attr.ah_attr.dlid = a.remote.lid;
+    attr.ah_attr.sl = a.sl;
     attr.ah_attr.port_num = a.port;
     attr.path_mtu = a.path_mtu;
     attr.dest_qp_num = a.remote.qpn;
@@ -87,6 +88,7 @@ AppliedTransition QueuePair::to_rtr(const RtrAttrs& a) {
            {"ah_attr.grh.hop_limit", std::to_string(a.hop_limit)}};
     else
       f = {{"ah_attr.is_global", "0"}};
+    if (a.sl != 0) f.emplace_back("ah_attr.sl", std::to_string(a.sl));
     f.insert(f.end(), {{"ah_attr.dlid", std::to_string(a.remote.lid)},
                        {"path_mtu", std::to_string(mtu_bytes(a.path_mtu))},
                        {"dest_qp_num", fmt::format("0x{:06x}", a.remote.qpn)},

@@ -131,6 +131,9 @@ struct ConnectSpec {
   /// The IP traffic class of the QP's packets (DSCP << 2; the NIC sets the
   /// ECN bits): 0 by default, 26 << 2 for the RoCE class of lab 18's switches.
   std::uint8_t traffic_class = 0;
+  /// The service level of the QP's packets (ah_attr.sl): on InfiniBand the
+  /// LRH's SL, which the simulator's ports map to the VL of the same number.
+  std::uint8_t sl = 0;
 };
 
 /// RESET -> INIT -> RTR -> RTS toward the peer described by `peer` (what it

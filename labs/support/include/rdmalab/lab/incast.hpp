@@ -49,6 +49,19 @@ inline constexpr std::uint64_t kReth = 16;
 inline constexpr std::uint64_t kAeth = 4;
 inline constexpr std::uint64_t kWireOverhead = 20;
 inline constexpr std::uint64_t kLargestFrame = kHeaders + kReth + 4096;
+// Native InfiniBand (--link-layer ib): LRH 8, BTH 12, ICRC 4, VCRC 2; a
+// WRITE First/Only adds a RETH, an ACK an AETH; each packet takes 2 more
+// byte times on the wire (its start and end delimiters), and no gap.
+inline constexpr std::uint64_t kIbHeaders = 8 + 12 + 4 + 2;
+inline constexpr std::uint64_t kIbWireOverhead = 2;
+// On InfiniBand the senders and the victim use SL 3 (the simulator's ports
+// map SL n to VL n: the VL is the switches' class 3, as DSCP 26 is on
+// RoCE); the other-class victim SL 0.
+inline constexpr std::uint8_t kIbDataSl = 3;
+// Each switch port's receive buffer per VL on InfiniBand, all of it
+// credits: the simulator's default (SwitchConfig::ib_vl_buffer_blocks),
+// 1024 blocks of 64 bytes.
+inline constexpr std::uint64_t kIbVlBufferBytes = 1024ULL * 64;
 // DCQCN rates are sampled this often.
 inline constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
 // How long a run may take in virtual time before the lab gives up.
@@ -58,11 +71,14 @@ struct Shape {
   std::uint32_t senders = 8;
   std::uint32_t messages = 2;  // each sender's, and each victim's
   std::uint32_t size = 1 << 20;
+  bool infiniband = false;  // native IB frames (kIbHeaders) instead of RoCEv2's
 };
 
-/// ns a frame of `bytes` (without preamble and gap) takes on a link of
-/// `bps`, as the simulator counts it: truncated to the ns, frame by frame.
-[[nodiscard]] std::int64_t ser_ns(std::uint64_t bytes, double bps);
+/// ns a frame of `bytes` (without preamble and gap, or IB's delimiters)
+/// takes on a link of `bps` with `overhead` bytes of them, as the simulator
+/// counts it: truncated to the ns, frame by frame.
+[[nodiscard]] std::int64_t ser_ns(std::uint64_t bytes, double bps,
+                                  std::uint64_t overhead = kWireOverhead);
 
 /// What both labs derive before they measure (chapter 26 writes it out).
 struct Ideal {

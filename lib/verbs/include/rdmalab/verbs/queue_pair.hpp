@@ -53,6 +53,9 @@ struct RtrAttrs {
   bool global = true;
   std::uint8_t hop_limit = 64;
   std::uint8_t traffic_class = 0;
+  /// ah_attr.sl: the service level. On InfiniBand the LRH carries it and
+  /// each port maps it to a virtual lane; 0 by default.
+  std::uint8_t sl = 0;
   std::uint8_t max_dest_rd_atomic = 1;  // RC: READ/atomics we accept in flight
   std::uint8_t min_rnr_timer = 12;      // RC: RNR NAK timer code we advertise (0.64 ms)
 };
