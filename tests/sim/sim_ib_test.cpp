@@ -766,7 +766,8 @@ TEST_CASE("InfiniBand incast: credits hold the senders back, nothing is dropped"
   CHECK(rx_port.xmit_wait_ns[0] == 0);
 }
 
-TEST_CASE("InfiniBand head-of-line blocking: a victim on the congested VL, and on its own VL") {
+TEST_CASE(
+    "InfiniBand head-of-line blocking: a victim on the congested VL, on its own, and mapped back") {
   // A dumbbell: h0..h3 on the left switch, h4..h7 on the right, host links
   // 100 Gb/s, the trunk 200 Gb/s, 1 us each. h0, h1 and h2 WRITE 8 x 64 KiB
   // each to h4 on SL 0 (VL 0): h4's port is the bottleneck. The victim h3
@@ -793,26 +794,54 @@ TEST_CASE("InfiniBand head-of-line blocking: a victim on the congested VL, and o
   //    VL 1: 100 Gb/s on it needs 29 KB of credits in the loop (as in the
   //    incast above), and it has 64 KiB.
   //  - Nothing is dropped.
-  for (const std::uint8_t victim_sl : {std::uint8_t{0}, std::uint8_t{1}}) {
-    CAPTURE(int{victim_sl});
+  //  - Victim on SL 1, but the switches' SL-to-VL tables map every SL to VL
+  //    0 (no QoS configured): the left switch puts it on VL 0, so it is the
+  //    first case again (120 .. 135 us), nothing uses VL 1 on the trunk, and
+  //    h5's port sees its packets with SL 1 in VL 0, the VCRC rewritten (and
+  //    h5's ACKs in VL 1: a host's table is the identity).
+  struct Case {
+    std::uint8_t sl;
+    bool one_vl;
+  };
+  for (const Case c : {Case{0, false}, Case{1, false}, Case{1, true}}) {
+    CAPTURE(int{c.sl});
+    CAPTURE(c.one_vl);
     sim::Fabric fabric(ib_fabric());
     sim::TopologySpec spec = *sim::TopologySpec::parse("dumbbell:4");
     spec.fabric_link.rate_bps = 200e9;
+    if (c.one_vl) spec.switch_config.sl_to_vl.fill(0);
     const sim::Topology t = sim::build_topology(fabric, spec);
     REQUIRE(t.hosts.size() == 8);
     auto nodes = nodes_of(t);
     std::vector<RcFlow> flows;
     for (std::size_t i = 0; i < 3; ++i) flows.push_back(rc_flow(*nodes[i], *nodes[4]));
-    flows.push_back(rc_flow(*nodes[3], *nodes[5], victim_sl));
+    flows.push_back(rc_flow(*nodes[3], *nodes[5], c.sl));
+    // The right switch's port to h5: port 0 is the trunk, then h4, h5, ...
+    const auto cap = simtest::temp_pcap("ib_sl2vl");
+    fabric.start_port_capture(t.switches[1], 2, cap);
     constexpr std::size_t kWrites = 8;
     for (std::size_t k = 0; k < kWrites; ++k)
       for (const RcFlow& f : flows) rc_write(f, 0, kWriteBytes, k);
     const std::vector<sim::Time> last = run_writes(fabric, flows, kWrites);
+    fabric.stop_port_capture(t.switches[1], 2);
+    std::size_t to_h5 = 0;
+    for (const IbPkt& k : read_ib(cap)) {
+      CHECK(k.vcrc_ok);
+      CHECK(k.icrc_ok);
+      CHECK(k.lrh.sl == c.sl);
+      // To h5 on the switch's VL; h5's ACKs on its own (the hosts' table is
+      // the identity).
+      const bool to_host = k.lrh.dlid == t.hosts[5]->lid();
+      CHECK(k.lrh.vl == (to_host && c.one_vl ? 0 : c.sl));
+      to_h5 += to_host ? 1U : 0U;
+    }
+    std::filesystem::remove(cap);
+    CHECK(to_h5 == 256);
     CHECK(fabric.stats().packets_dropped == 0);
     const sim::SwitchPortStats trunk = fabric.switch_port_stats(t.switches[0], 0);
     CHECK(trunk.xmit_wait_ns[0] > 0);
     CHECK(trunk.xmit_wait_ns[1] == 0);
-    if (victim_sl == 0) {
+    if (c.sl == 0 || c.one_vl) {
       CHECK(last[3] >= 120 * sim::kMicrosecond);
       CHECK(last[3] <= 135 * sim::kMicrosecond);
     } else {

@@ -679,9 +679,11 @@ struct Engine {
   void switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::size_t length);
   /// Queues a frame that arrived on `port` for the egress port `local` of
   /// that switch, in class `tc`, or drops it when the buffer is full.
+  /// `in_class`: the class it arrived in, when not `tc` (an IB switch's
+  /// SL-to-VL table moved it): its ingress accounting and credits.
   void switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_t length,
-                      std::uint32_t local, std::uint8_t tc, std::uint8_t ect_ip = 0,
-                      bool v4 = true);
+                      std::uint32_t local, std::uint8_t tc, std::uint8_t ect_ip = 0, bool v4 = true,
+                      std::uint8_t in_class = 0xFF);
   /// Routing::Adaptive: the port of `choice` with the least queued in `tc`.
   std::uint32_t adaptive_choice(SwitchImpl& sw, const std::vector<std::uint32_t>& choice,
                                 std::uint8_t tc);

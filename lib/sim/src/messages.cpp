@@ -35,6 +35,10 @@ constexpr std::array kCatalog{
             "{} 是以太网/RoCE 的功能，不能在 InfiniBand 网络（FabricConfig::link_layer）上配置："
             "InfiniBand 链路靠基于信用的流控做到无损（模拟器模拟了它），而 InfiniBand 的拥塞控制"
             "（FECN/BECN）模拟器没有模拟"},
+    Message{"ib.vl_refused",
+            "SwitchConfig::sl_to_vl maps an SL to VL {}: the simulator's ports have the data VLs "
+            "0 .. {}",
+            "SwitchConfig::sl_to_vl 把一个 SL 映射到 VL {}：模拟器的端口只有数据 VL 0 .. {}"},
     Message{"ib.buffer_refused",
             "SwitchConfig::ib_vl_buffer_blocks is {}: an InfiniBand port's buffer per VL must "
             "hold the largest packet ({} blocks of 64 bytes) and cannot be advertised beyond {} "
@@ -65,6 +69,10 @@ std::string ib_refused(std::string_view feature) {
 
 std::string ib_buffer_refused(std::uint32_t blocks, std::uint32_t least, std::uint32_t most) {
   return i18n::tr(M("ib.buffer_refused"), blocks, least, most);
+}
+
+std::string ib_vl_refused(std::uint32_t vl, std::uint32_t most) {
+  return i18n::tr(M("ib.vl_refused"), vl, most);
 }
 
 std::string capture_close_failed(std::string_view reason) {

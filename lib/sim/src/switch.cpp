@@ -166,6 +166,9 @@ SwitchId Fabric::add_switch(const SwitchConfig& config) {
       if (p.enabled) throw std::invalid_argument(ib_refused("PFC (SwitchConfig::pfc)"));
     for (const EcnConfig& c : config.ecn)
       if (c.enabled) throw std::invalid_argument(ib_refused("ECN (SwitchConfig::ecn)"));
+    for (const std::uint8_t vl : config.sl_to_vl)
+      if (vl >= kTrafficClasses)
+        throw std::invalid_argument(ib_vl_refused(vl, kTrafficClasses - 1));
     const std::uint32_t largest = Engine::ib_blocks(4096 + Engine::kIbMaxHeaderBytes);
     if (config.ib_vl_buffer_blocks < largest || config.ib_vl_buffer_blocks > kIbMaxCreditBlocks)
       throw std::invalid_argument(
@@ -440,12 +443,26 @@ void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::si
     drop_ib(port, buffer, length);
     return;
   }
-  const auto tc = static_cast<std::uint8_t>(lrh->vl & 7);  // VL = SL <= 7 (fabric.hpp)
+  // It arrived on its VL; it leaves on the VL the switch's SL-to-VL table
+  // gives its SL, written into the LRH (the VCRC recomputed: it covers the
+  // VL; the ICRC masks it).
+  const auto in_vl = static_cast<std::uint8_t>(lrh->vl & 7);
+  const auto tc = static_cast<std::uint8_t>(sw.cfg.sl_to_vl[lrh->sl & 7] & 7);
+  if (tc != in_vl) {
+    std::uint8_t* f = buffers[buffer];
+    f[0] = static_cast<std::uint8_t>((tc << 4) | (f[0] & 0x0F));
+    const std::size_t n = lrh->packet_bytes();
+    if (n + wire::ib::kVcrcSize <= length) {
+      const std::uint16_t v = wire::ib::vcrc(wire::Bytes(f, n));
+      f[n] = static_cast<std::uint8_t>(v & 0xFF);
+      f[n + 1] = static_cast<std::uint8_t>(v >> 8);
+    }
+  }
   const std::vector<std::uint32_t>& choice = sw.routes[d->index_];
   const std::uint32_t local = sw.cfg.routing == Routing::Adaptive && choice.size() > 1
                                   ? adaptive_choice(switches[sw_ports[port].sw], choice, tc)
                                   : lft_choice(choice, lrh->dlid);
-  switch_enqueue(port, buffer, length, local, tc);
+  switch_enqueue(port, buffer, length, local, tc, 0, true, in_vl);
 }
 
 // Adaptive routing: of the equal-cost ports `choice`, the one with the
@@ -479,18 +496,22 @@ void Engine::drop_ib(std::uint32_t port, std::uint32_t buffer, std::size_t lengt
 // The frame in `buffer`, arrived on `port`, joins the queue of class `tc` at
 // the switch's egress port `local` if the buffer admits it.
 void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_t length,
-                            std::uint32_t local, std::uint8_t tc, std::uint8_t ect_ip, bool v4) {
+                            std::uint32_t local, std::uint8_t tc, std::uint8_t ect_ip, bool v4,
+                            std::uint8_t in_class) {
+  // The class it arrived in (its ingress accounting, PFC and credits): the
+  // one it leaves in, but where an IB switch's SL-to-VL table moves it.
+  const std::uint8_t ic = in_class < kTrafficClasses ? in_class : tc;
   SwitchPort& in = sw_ports[port];
   SwitchImpl& sw = switches[in.sw];
   const std::uint32_t out_id = sw.ports[local];
   SwitchPort& out = sw_ports[out_id];
   SwitchQueueStats& qs = out.stats.tc[tc];
-  const PfcConfig& pfc = sw.cfg.pfc[tc];
+  const PfcConfig& pfc = sw.cfg.pfc[ic];
   bool admit = true;
   if (ib) {
     // Credits: the upstream sent it into space this port had advertised.
   } else if (pfc.enabled) {
-    if (in.ingress_bytes[tc] + length > pfc.xoff_bytes + pfc.headroom_bytes) {
+    if (in.ingress_bytes[ic] + length > pfc.xoff_bytes + pfc.headroom_bytes) {
       admit = false;
       ++qs.headroom_overflow;
     }
@@ -510,18 +531,18 @@ void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_
     return;
   }
   out.q[tc].push_back(
-      QueuedFrame{buffer, static_cast<std::uint32_t>(length), port, tc, ect_ip, v4});
+      QueuedFrame{buffer, static_cast<std::uint32_t>(length), port, ic, ect_ip, v4});
   qs.queue_bytes += length;
   qs.max_queue_bytes = std::max(qs.max_queue_bytes, qs.queue_bytes);
   sw.used += length;
-  in.ingress_bytes[tc] += length;
-  in.stats.max_ingress_bytes[tc] = std::max(in.stats.max_ingress_bytes[tc], in.ingress_bytes[tc]);
+  in.ingress_bytes[ic] += length;
+  in.stats.max_ingress_bytes[ic] = std::max(in.stats.max_ingress_bytes[ic], in.ingress_bytes[ic]);
   if (queue_probe)
     queue_probe(QueueSample{now, out.sw, out.local, tc, QueueSample::Kind::Enqueue, qs.queue_bytes,
                             static_cast<std::uint32_t>(length), false});
-  if (pfc.enabled && !in.xoff[tc] && in.ingress_bytes[tc] >= pfc.xoff_bytes) {
-    in.xoff[tc] = true;
-    send_pfc(port, tc, kXoffQuanta);
+  if (pfc.enabled && !in.xoff[ic] && in.ingress_bytes[ic] >= pfc.xoff_bytes) {
+    in.xoff[ic] = true;
+    send_pfc(port, ic, kXoffQuanta);
   }
   kick_port(out_id, now);
 }

@@ -39,9 +39,10 @@
 //    address of that MAC. No RoCE GIDs. Device::lid(), Device::query_port().
 //  - Every packet is LRH [GRH] BTH ... ICRC VCRC (wire::FrameSpec with
 //    link_layer Infiniband): DLID from the address vector (ah_attr.dlid),
-//    SLID the sender's LID, SL from ah_attr.sl, VL = SL (an identity SL-to-VL
-//    table on every port, a model; the ports have the data VLs 0-7, so an
-//    SL above 7 is refused with EINVAL), a GRH (LNH 3) only when the address
+//    SLID the sender's LID, SL from ah_attr.sl, VL = SL at the host (an
+//    identity SL-to-VL table, a model; a switch maps by its own table,
+//    SwitchConfig::sl_to_vl; the ports have the data VLs 0-7, so an SL
+//    above 7 is refused with EINVAL), a GRH (LNH 3) only when the address
 //    vector is global (ah_attr.is_global), with the ports' fe80:: GIDs.
 //    ACKs, NAKs and READ responses go to the requester's LID, UD packets to
 //    their address handle's DLID, the CM's MADs too (cm.hpp).

@@ -29,6 +29,9 @@ namespace rdmalab::sim {
 [[nodiscard]] std::string ib_buffer_refused(std::uint32_t blocks, std::uint32_t least,
                                             std::uint32_t most);
 
+/// Why SwitchConfig::sl_to_vl naming VL `vl` is refused (VLs 0 .. most).
+[[nodiscard]] std::string ib_vl_refused(std::uint32_t vl, std::uint32_t most);
+
 /// This module's messages, for the catalog parity test.
 [[nodiscard]] std::span<const i18n::Message> catalog() noexcept;
 

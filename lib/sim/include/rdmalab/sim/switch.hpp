@@ -45,8 +45,10 @@
 //    spread over the uplinks as a subnet manager's routing (OpenSM's
 //    min-hop, fat-tree) spreads them, if not by the same rule. No hashing of
 //    flows: every packet to one LID takes one path (LMC 0).
-//  - The LRH's VL is the traffic class (VL = SL, see fabric.hpp); the
-//    scheduling between classes stands in for IB's VL arbitration tables.
+//  - The packet's VL is its traffic class: the VL its SL has in
+//    SwitchConfig::sl_to_vl (the identity by default, as the hosts'), written
+//    into the LRH on the way out with the VCRC recomputed. The scheduling
+//    between classes stands in for IB's VL arbitration tables.
 //  - Every packet's VCRC is checked on arrival (FabricConfig::verify_icrc):
 //    a bad one is dropped there (FabricStats::bad_vcrc). The VL is not
 //    changed, so the VCRC stays as it came.
@@ -147,6 +149,11 @@ struct SwitchConfig {
   /// spare: a block's credit is back 2 x 1 us + 0.34 us (a 4 KiB packet's
   /// serialisation) after it was sent, when 29 KB have gone at 12.5 GB/s.
   std::uint32_t ib_vl_buffer_blocks = 1024;
+  /// InfiniBand: the SL-to-VL table of every port, SL n -> sl_to_vl[n] (the
+  /// model's SLs and VLs are 0-7). The identity by default, the hosts' too;
+  /// a subnet manager writes these tables (OpenSM only with its QoS
+  /// enabled). A packet leaves on the VL of its SL, written into its LRH.
+  std::array<std::uint8_t, kTrafficClasses> sl_to_vl = {0, 1, 2, 3, 4, 5, 6, 7};
 
   [[nodiscard]] static std::array<std::uint8_t, 64> default_dscp_map() noexcept {
     std::array<std::uint8_t, 64> m{};
