@@ -456,8 +456,149 @@ TEST_CASE("--link-layer ib -g 0: a global address vector puts a GRH in every fra
 }
 
 TEST_CASE(
-    "--link-layer ib: labs 19 and 20 refuse it with the reason; a bad value is a usage error") {
-  for (const char* bin : {LAB_lab19_ecn_misconfig, LAB_lab20_ecmp_ar}) {
+    "lab20 --link-layer ib: the forwarding table picks the uplinks, adaptive routing sprays, "
+    "every QP of a connection takes one path") {
+  // Derived first (docs/en/28-lab20-ecmp-ar.md, "On InfiniBand"). A packet
+  // of a 1 MiB WRITE with immediate is LRH 8 + BTH 12 + [RETH 16 | ImmDt 4]
+  // + 4096 + ICRC 4 + VCRC 2: First 4138 bytes, 254 Middles 4122, Last 4126;
+  // an ACK (AETH 4) 30. A link of 100 Gb/s serialises b bytes plus 2 of
+  // delimiters in floor((b + 2) x 8 / 100) ns: 331, 329, 330 and 2. One
+  // connection's 4 messages take 4 x (331 + 254 x 329 + 330) = 336,908 ns
+  // on a link; alone on its path (the first packet to leaf0, the uplink back
+  // to back, the last packet over the spine and leaf1, the ACK back over
+  // four links, d = 1 us each) T1 = 345,907 ns. The subnet manager numbers
+  // sim0..sim3 LID 1..4 in joining order; leaf0's table gives DLID 3
+  // (receiver A) the uplink 3 mod 2 = 1 and DLID 4 (receiver B) 4 mod 2 = 0:
+  // each connection an uplink of its own, whatever its QPs.
+  const std::string cap = tmp_capture("lab20_ib");
+  const auto j = run_json({LAB_lab20_ecmp_ar, "--backend", "sim", "--json", "--link-layer", "ib",
+                           "--seed", "1", "--capture", cap});
+  CHECK(j.at("ok").get<bool>());
+  CHECK(j.at("config").at("link_layer") == "ib");
+  const json& dv = j.at("derived");
+  const json& fb = dv.at("frame_bytes");
+  CHECK(fb.at("first").get<int>() == 4138);
+  CHECK(fb.at("middle").get<int>() == 4122);
+  CHECK(fb.at("last").get<int>() == 4126);
+  CHECK(fb.at("ack").get<int>() == 30);
+  CHECK(fb.at("wire_overhead").get<int>() == 2);
+  CHECK_FALSE(dv.contains("queue_cap_bytes"));  // a lossy Ethernet queue's
+  const auto ser = [](std::int64_t b) { return (b + 2) * 8 / 100; };
+  const std::int64_t flow = 4 * (ser(4138) + 254 * ser(4122) + ser(4126));
+  REQUIRE(flow == 336908);
+  const auto completion = [&](std::int64_t busy) {
+    return ser(4138) + 1000 + busy + 1000 + 2 * (ser(4126) + 1000) + 4 * (ser(30) + 1000);
+  };
+  const std::int64_t t1 = completion(flow);
+  CHECK(t1 == 345907);
+  CHECK(dv.at("alone_ns").get<std::int64_t>() == t1);
+  CHECK(dv.at("collision_ns").get<std::int64_t>() == completion(2 * flow));
+  const std::uint64_t flow_packets = 1024;
+  const std::uint64_t flow_bytes = 4 * (4138 + 254 * 4122 + 4126);
+  CHECK(dv.at("flow_frame_bytes").get<std::uint64_t>() == flow_bytes);
+  // Credits: a packet's 65 blocks (4138 bytes in 64-byte blocks) come back
+  // at most 2 x 1000 + 2 x 331 + 100 (jitter) + (331 - 329) = 2,764 ns
+  // after it started; the 8 packets started in the 2,764 ns before (8 x
+  // 329 = 2,632) and the next need 9 x 65 = 585 of the 1024 blocks a port
+  // advertises per VL: no port waits.
+  CHECK(dv.at("credits").at("loop_ns").get<std::int64_t>() == 2764);
+  CHECK(dv.at("credits").at("blocks").get<std::uint64_t>() == 585);
+  CHECK(dv.at("credits").at("vl_blocks").get<std::uint64_t>() == 1024);
+
+  std::vector<std::string> names;
+  for (const auto& r : j.at("runs")) {
+    const std::string name = r.at("run").get<std::string>();
+    CAPTURE(name);
+    names.push_back(name);
+    CHECK(r.at("complete").get<bool>());
+    CHECK(r.at("drops").get<std::uint64_t>() == 0);
+    CHECK(r.at("completion_ns").get<std::int64_t>() >= t1);
+    if (name == "static" || name.starts_with("qps-")) CHECK(r.at("xmit_wait_ns") == 0);
+    for (const auto& q : r.at("qps")) {
+      CHECK_FALSE(q.contains("udp_source_port"));  // no UDP on InfiniBand
+      // The table's entry for the receiver's LID, whatever the QP.
+      const bool a = q.at("connection") == "A";
+      CHECK(q.at("dlid").get<int>() == (a ? 3 : 4));
+      CHECK(q.at("lft_spine").get<int>() == (a ? 1 : 0));
+    }
+    const json& sp = r.at("spines");
+    const std::uint64_t up =
+        sp.at(0).at("packets").get<std::uint64_t>() + sp.at(1).at("packets").get<std::uint64_t>();
+    if (name == "ar-nic-off") {
+      CHECK(up >= 2 * flow_packets);  // and go-back-N's resends
+    } else {
+      CHECK(up == 2 * flow_packets);
+    }
+    if (name == "static" || name.starts_with("qps-")) {
+      // Static routing: each uplink carried exactly one connection's
+      // packets, every QP's of it; and, each flow alone on its path, the
+      // completion is T1 within the jitter of four host-link crossings.
+      // With Q QPs each of the 4 messages is Q WRITEs, each with its First
+      // (RETH) and Last (ImmDt): 4 x 20 more bytes and 4 x (331 + 330 -
+      // 2 x 329) = 12 more ns per QP after the first.
+      const std::int64_t q = r.at("qps_per_connection").get<std::int64_t>();
+      for (const auto& s : sp) {
+        CHECK(s.at("packets").get<std::uint64_t>() == flow_packets);
+        CHECK(s.at("bytes").get<std::int64_t>() ==
+              static_cast<std::int64_t>(flow_bytes) + 80 * (q - 1));
+      }
+      CHECK(r.at("max_qps_per_spine").get<std::int64_t>() == q);
+      const std::int64_t derived = completion(flow + 12 * (q - 1));
+      CHECK(r.at("derived_ns").get<std::int64_t>() == derived);
+      CHECK(r.at("completion_ns").get<std::int64_t>() <= derived + 400);
+    }
+  }
+  CHECK(names ==
+        std::vector<std::string>{"static", "ar", "ar-nic-off", "qps-1", "qps-2", "qps-4", "qps-8"});
+  CHECK(j.at("runs").at(0).at("shared_uplink") == false);
+  // Adaptive routing: both uplinks, faster than two flows on one; with the
+  // NIC's AR mode nothing resent, without it NAKs and go-back-N.
+  const json& ar = j.at("runs").at(1);
+  CHECK(ar.at("spines").at(0).at("packets").get<std::uint64_t>() > 0);
+  CHECK(ar.at("spines").at(1).at("packets").get<std::uint64_t>() > 0);
+  CHECK(ar.at("completion_ns").get<std::int64_t>() < completion(2 * flow));
+  CHECK(ar.at("naks") == 0);
+  CHECK(ar.at("retransmitted_packets") == 0);
+  const json& off = j.at("runs").at(2);
+  CHECK(off.at("out_of_order_held") == 0);
+  if (off.at("out_of_sequence").get<std::uint64_t>() > 0) {
+    CHECK(off.at("naks").get<std::uint64_t>() > 0);
+    CHECK(off.at("retransmitted_packets").get<std::uint64_t>() > 0);
+  }
+  for (const auto& c : j.at("checks")) {
+    CAPTURE(c.at("id").get<std::string>());
+    CHECK(c.at("ok").get<bool>());
+  }
+  // Every capture is ERF (LINKTYPE_ERF 197, bytes 20-23 of the pcap header).
+  for (const auto& c : j.at("captures")) {
+    const std::string path = c.get<std::string>();
+    CAPTURE(path);
+    std::ifstream in(path, std::ios::binary);
+    std::array<unsigned char, 24> hdr{};
+    in.read(reinterpret_cast<char*>(hdr.data()), hdr.size());
+    CHECK(hdr[20] + 256 * hdr[21] == 197);
+    in.close();
+    fs::remove(path);
+  }
+  // "static" and "ecmp" name the same run; a global address vector (-g)
+  // would put a GRH in the packets derived without one: refused.
+  const auto one = run_json({LAB_lab20_ecmp_ar, "--backend", "sim", "--json", "--link-layer", "ib",
+                             "--run", "ecmp", "--capture", cap});
+  CHECK(one.at("ok").get<bool>());
+  REQUIRE(one.at("runs").size() == 1);
+  CHECK(one.at("runs").at(0).at("run") == "static");
+  for (const auto& c : one.at("captures")) fs::remove(c.get<std::string>());
+  CHECK(run({LAB_lab20_ecmp_ar, "--backend", "sim", "--link-layer", "ib", "-g", "0"}).status == 2);
+  // At 300 Gb/s a packet takes 109 ns: 21 packets start within a credit
+  // loop, and 22 x 65 blocks are more than a port's 1024: the senders
+  // would wait for credits, which the lab does not derive: refused.
+  CHECK(
+      run({LAB_lab20_ecmp_ar, "--backend", "sim", "--link-layer", "ib", "--rate", "300"}).status ==
+      2);
+}
+
+TEST_CASE("--link-layer ib: lab 19 refuses it with the reason; a bad value is a usage error") {
+  for (const char* bin : {LAB_lab19_ecn_misconfig}) {
     CAPTURE(bin);
     for (const std::string lang : {"en", "zh"}) {
       const auto r = run({bin, "--backend", "sim", "--link-layer", "ib", "--lang", lang});
