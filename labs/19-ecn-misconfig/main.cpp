@@ -21,6 +21,11 @@
 //     sim::PfcStorm) and pauses its switch without a break: the pauses
 //     spread upstream hop by hop, a victim on the paused priority stalls, a
 //     victim on another priority does not.
+//   - one-vl (InfiniBand, --link-layer ib, its one case): credits instead
+//     of PFC, no ECN; the senders and the victim on SL 3, the second victim
+//     on SL 0, but the switches' SL-to-VL tables map every SL to VL 0 (a
+//     subnet manager that never wrote them): the SL 0 victim waits behind
+//     the incast as the SL 3 one does.
 // The student first sees the capture, read by the same analyser rdmapcap
 // uses, then the counters, then the cause.
 #include <fmt/format.h>
@@ -75,7 +80,7 @@ struct Options {
   std::string which = "all";
 };
 
-enum class Case : std::uint8_t { NoCnp, CnpIgnored, PfcFirst, PfcStorm };
+enum class Case : std::uint8_t { NoCnp, CnpIgnored, PfcFirst, PfcStorm, OneVl };
 
 std::string case_id(Case c) {
   switch (c) {
@@ -83,6 +88,7 @@ std::string case_id(Case c) {
     case Case::CnpIgnored: return "cnp-ignored";
     case Case::PfcFirst: return "pfc-first";
     case Case::PfcStorm: return "pfc-storm";
+    case Case::OneVl: return "one-vl";
   }
   return {};
 }
@@ -111,11 +117,15 @@ struct Derived {
   std::uint64_t pfc_first_queue_bound = 0;
   std::int64_t pause_ns = 0;    // 0xFFFF quanta at --rate
   std::int64_t refresh_ns = 0;  // the storm's renewal: half of it
+  // one-vl: a victim that waits in turn with the senders sends what one
+  // sender sends, in the incast's time (lab 18's credits run).
+  double shared_vl_gbps = 0;
 };
 
 Derived derive(const Options& o) {
   Derived d;
-  const Ideal ideal = derive_ideal({o.senders, o.messages, o.size}, o.rate_gbps);
+  const bool ib = o.common.link_layer == "ib";
+  const Ideal ideal = derive_ideal({o.senders, o.messages, o.size, ib}, o.rate_gbps);
   d.rate_bps = ideal.rate_bps;
   d.isl_bps = ideal.isl_bps;
   d.message_ser_ns = ideal.message_ser_ns;
@@ -139,6 +149,8 @@ Derived derive(const Options& o) {
   d.pause_ns = static_cast<std::int64_t>(
       std::llround(65535.0 * 512.0 * 1e9 / d.rate_bps));  // rounded to the ns
   d.refresh_ns = d.pause_ns / 2;
+  d.shared_vl_gbps =
+      static_cast<double>(std::uint64_t{o.messages} * o.size * 8) / static_cast<double>(d.ideal_ns);
   return d;
 }
 
@@ -152,6 +164,11 @@ struct CaptureFacts {
   std::uint64_t pfc_storm = 0;
   bool storm_from_receiver = false;  // a storm finding names the receiver's MAC
   std::int64_t longest_storm_ns = 0;
+  // InfiniBand: packets whose LRH carries another VL than its SL (the
+  // hosts' tables are the identity, so a switch's table did it), and one.
+  std::uint64_t vl_not_sl = 0;
+  std::uint8_t example_sl = 0;
+  std::uint8_t example_vl = 0;
   std::vector<std::string> said;  // the first finding of each kind, in words
 };
 
@@ -187,6 +204,9 @@ struct CaseResult {
   std::uint64_t timeouts = 0;
   double other_gbps = 0;
   std::uint64_t victim_rx_pause = 0;
+  // one-vl.
+  double victim_gbps = 0;         // the SL 3 victim's
+  std::int64_t xmit_wait_ns = 0;  // PortXmitWait, every port and VL
   std::string capture;
   CaptureFacts wire;
 };
@@ -230,10 +250,18 @@ CaptureFacts read_capture(const std::string& path, const wire::MacAddress& recei
   };
   c.ce = count("ecn_ce");
   c.cnps = count("cnp");
-  for (const dissect::PacketRecord& rec : w.records)
+  for (const dissect::PacketRecord& rec : w.records) {
     if (rec.pause && std::any_of(rec.pause->quanta.begin(), rec.pause->quanta.end(),
                                  [](std::uint16_t q) { return q != 0; }))
       ++c.pauses;
+    if (const auto& lrh = rec.decoded.lrh; lrh && lrh->vl != lrh->sl) {
+      if (c.vl_not_sl == 0) {
+        c.example_sl = lrh->sl;
+        c.example_vl = lrh->vl;
+      }
+      ++c.vl_not_sl;
+    }
+  }
   bool said_ce = false, said_cnp = false, said_storm = false;
   for (const dissect::Event& e : w.end_of_capture) {
     if (e.type == dissect::EventType::CeWithoutCnp) {
@@ -268,12 +296,17 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   verbs::SimBackendOptions sim;
   sim::TopologySpec spec = topology(N, d.rate_bps, d.isl_bps);
   sim::SwitchConfig& sc = spec.switch_config;
-  sc.pfc[kRoceTc].enabled = true;
-  sc.pfc[kRoceTc].xoff_bytes =
-      kind == Case::NoCnp || kind == Case::CnpIgnored ? d.ecn_xoff_bytes : kLowXoffBytes;
-  sc.pfc[kRoceTc].resume_offset_bytes = kResumeBytes;
-  sc.pfc[kRoceTc].headroom_bytes = d.headroom_bytes;
-  if (kind != Case::PfcStorm) {
+  if (kind == Case::OneVl) {
+    // InfiniBand: credits, no PFC or ECN; every SL to VL 0.
+    sc.sl_to_vl.fill(0);
+  } else {
+    sc.pfc[kRoceTc].enabled = true;
+    sc.pfc[kRoceTc].xoff_bytes =
+        kind == Case::NoCnp || kind == Case::CnpIgnored ? d.ecn_xoff_bytes : kLowXoffBytes;
+    sc.pfc[kRoceTc].resume_offset_bytes = kResumeBytes;
+    sc.pfc[kRoceTc].headroom_bytes = d.headroom_bytes;
+  }
+  if (kind != Case::PfcStorm && kind != Case::OneVl) {
     sc.ecn[kRoceTc] = sim::EcnConfig::from(d.dcqcn.ecn);
     sim.fabric.dcqcn = d.dcqcn;
   }
@@ -453,6 +486,15 @@ CaseResult run_case(lab::Narrator& n, lab::Narrator& quiet, const Options& o, co
   }
   r.victim_messages = done_by[N];
   r.other_messages = done_by[N + 1];
+  if (r.victim_messages == o.messages)
+    r.victim_gbps = static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
+                    static_cast<double>(last_by[N] - victims_at);
+  for (const sim::SwitchId sw : topo.switches)
+    for (std::size_t p = 0; p < f->switch_ports(sw); ++p)
+      for (const std::int64_t w : f->switch_port_stats(sw, p).xmit_wait_ns) r.xmit_wait_ns += w;
+  for (std::uint32_t i = 0; i < 2 * (N + 2); ++i)
+    if (const sim::Device* h = simb->device(device(i)))
+      for (const std::int64_t w : f->host_port_stats(*h).xmit_wait_ns) r.xmit_wait_ns += w;
   if (r.other_messages == o.messages)
     r.other_gbps = static_cast<double>(std::uint64_t{o.messages} * o.size * 8) /
                    static_cast<double>(last_by[N + 1] - victims_at);
@@ -497,6 +539,10 @@ void show_capture(lab::Narrator& n, const CaseResult& r) {
   row(tr(M("row.cap_pause")), fmt::format("{}", r.wire.pauses));
   row(tr(M("row.findings")),
       tr(M("val.findings"), r.wire.ce_without_cnp, r.wire.cnp_no_slowdown, r.wire.pfc_storm));
+  if (r.kind == Case::OneVl)
+    row(tr(M("row.vl_not_sl")), r.wire.vl_not_sl == 0 ? std::string("0")
+                                                      : tr(M("val.vl_not_sl"), r.wire.vl_not_sl,
+                                                           r.wire.example_sl, r.wire.example_vl));
   t.pop_back();
   n.block(t);
   for (const std::string& s : r.wire.said) n.say(s);
@@ -508,7 +554,14 @@ std::string table(const CaseResult& r, const Derived& d, const Options& o) {
   const auto row = [&](const std::string& name, const std::string& value) {
     t += fmt::format(" {:<46} {}\n", name, value);
   };
-  if (r.kind != Case::PfcStorm) {
+  if (r.kind == Case::OneVl) {
+    row(tr(M("row.completion")),
+        tr(M("val.completion"), lab::to_us(r.completion_ns), lab::to_us(d.ideal_ns)));
+    row(tr(M("row.drops")), fmt::format("{}", r.drops));
+    row(tr(M("row.xmit_wait")), fmt::format("{:.1f} µs", lab::to_us(r.xmit_wait_ns)));
+    row(tr(M("row.victim_sl3")), fmt::format("{:.2f} Gb/s", r.victim_gbps));
+    row(tr(M("row.victim_sl0")), fmt::format("{:.2f} Gb/s", r.other_gbps));
+  } else if (r.kind != Case::PfcStorm) {
     row(tr(M("row.completion")),
         tr(M("val.completion"), lab::to_us(r.completion_ns), lab::to_us(d.ideal_ns)));
     row(tr(M("row.drops")), tr(M("val.drops"), r.drops, r.roce_drops));
@@ -569,6 +622,12 @@ nlohmann::json case_json(const CaseResult& r) {
                      {"pfc_storm", r.wire.pfc_storm},
                      {"storm_from_receiver", r.wire.storm_from_receiver},
                      {"longest_storm_ns", r.wire.longest_storm_ns}}}};
+  if (r.kind == Case::OneVl) {
+    j["wire"]["vl_not_sl"] = r.wire.vl_not_sl;
+    j["victim_gbps"] = r.victim_gbps;
+    j["other_gbps"] = r.other_gbps;
+    j["xmit_wait_ns"] = r.xmit_wait_ns;
+  }
   if (r.kind == Case::PfcStorm) {
     j["storm_xoff_frames"] = r.storm_xoff;
     j["storm_paused_ns"] = r.storm_paused_ns;
@@ -594,6 +653,30 @@ void check_case(lab::Narrator& n, const Options& o, const Derived& d, const Case
   // Check ids are snake_case words (the result schema's rule).
   std::string id = case_id(r.kind);
   std::replace(id.begin(), id.end(), '-', '_');
+  if (r.kind == Case::OneVl) {
+    // InfiniBand: credits, so nothing is dropped in any VL, and the
+    // bottleneck never idles (lab 18's credits run).
+    n.check("one_vl.no_drops", tr(M("check.no_drops_any")), r.drops == 0,
+            fmt::format("{}", r.drops));
+    n.check("one_vl.complete", tr(M("check.complete")), r.complete);
+    if (!r.complete) return;
+    n.check("one_vl.line_rate",
+            tr(M("check.line_rate_credits"), lab::to_us(d.ideal_ns + 3 * kJitterNs)),
+            r.completion_ns >= d.ideal_ns && r.completion_ns <= d.ideal_ns + 3 * kJitterNs,
+            fmt::format("{} ns", r.completion_ns));
+    // The hosts send SL n on VL n: a packet reaching a host in VL 0 with SL
+    // 3 was moved by a switch's table.
+    n.check("one_vl.in_capture", tr(M("check.vl_in_capture")), r.wire.vl_not_sl > 0,
+            fmt::format("{}", r.wire.vl_not_sl));
+    // Both victims take one turn in N + 2 in the left switch's VL 0 queue:
+    // each sends what one sender sends, in the incast's time.
+    const double share = d.shared_vl_gbps;
+    n.check("one_vl.victims_held", tr(M("check.victims_held"), share),
+            r.victim_gbps >= 0.9 * share && r.victim_gbps <= 1.1 * share &&
+                r.other_gbps >= 0.9 * share && r.other_gbps <= 1.1 * share,
+            fmt::format("{:.2f} / {:.2f}", r.victim_gbps, r.other_gbps));
+    return;
+  }
   // Every case: priority 3 is lossless (PFC with lab 18's headroom), so
   // nothing of it is dropped: exactly 0.
   n.check(id + ".no_drops", tr(M("check.no_drops")), r.roce_drops == 0,
@@ -679,7 +762,11 @@ void check_case(lab::Narrator& n, const Options& o, const Derived& d, const Case
 
 void run_lab(lab::Narrator& n, const Options& o) {
   lab::require_one_process(o.common);
-  if (o.common.link_layer != "roce") throw verbs::UsageError(tr(M("roce_only")));
+  // InfiniBand has one case, one-vl; RoCE the other four.
+  const bool ib = o.common.link_layer == "ib";
+  if (ib && o.which != "all" && o.which != "one-vl")
+    throw verbs::UsageError(tr(M("ib_cases"), o.which));
+  if (!ib && o.which == "one-vl") throw verbs::UsageError(tr(M("one_vl_ib")));
   if (o.common.backend == "verbs") throw verbs::UsageError(tr(M("needs_sim")));
   if (o.size < 2 || o.size > 4u * 1024 * 1024) throw verbs::UsageError(tr(M("bad_size"), o.size));
   Options so = o;
@@ -695,10 +782,14 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.result()["backend"] = "sim";
   n.say(tr(M("why.fabric"), o.senders, o.senders + 2, o.rate_gbps, o.rate_gbps * (o.senders + 2)));
   n.step(tr(M("step.derive")));
-  n.say(tr(M("why.derive"), o.senders, o.messages, o.size, lab::to_us(d.ideal_ns),
-           d.dcqcn.ecn.kmin_bytes / 1000, d.dcqcn.ecn.kmax_bytes / 1000, d.ecn_xoff_bytes / 1000,
-           kLowXoffBytes / 1024, d.pfc_first_queue_bound, lab::to_us(d.pause_ns),
-           lab::to_us(d.refresh_ns)));
+  if (ib)
+    n.say(tr(M("why.derive_ib"), o.senders, o.messages, o.size, lab::to_us(d.ideal_ns),
+             d.shared_vl_gbps, 0.95 * d.victim_ideal_gbps));
+  else
+    n.say(tr(M("why.derive"), o.senders, o.messages, o.size, lab::to_us(d.ideal_ns),
+             d.dcqcn.ecn.kmin_bytes / 1000, d.dcqcn.ecn.kmax_bytes / 1000, d.ecn_xoff_bytes / 1000,
+             kLowXoffBytes / 1024, d.pfc_first_queue_bound, lab::to_us(d.pause_ns),
+             lab::to_us(d.refresh_ns)));
   n.result()["config"] = {{"senders", o.senders},
                           {"size", o.size},
                           {"messages", o.messages},
@@ -724,10 +815,15 @@ void run_lab(lab::Narrator& n, const Options& o) {
                            {"pfc_first_queue_bound", d.pfc_first_queue_bound},
                            {"pause_ns", d.pause_ns},
                            {"refresh_ns", d.refresh_ns}};
+  if (ib) {
+    n.result()["config"]["link_layer"] = "ib";
+    n.result()["derived"]["shared_vl_gbps"] = d.shared_vl_gbps;
+  }
 
   std::vector<Case> cases;
+  if (ib) cases.push_back(Case::OneVl);
   for (const Case c : {Case::NoCnp, Case::CnpIgnored, Case::PfcFirst, Case::PfcStorm})
-    if (o.which == "all" || o.which == case_id(c)) cases.push_back(c);
+    if (!ib && (o.which == "all" || o.which == case_id(c))) cases.push_back(c);
   nlohmann::json out = nlohmann::json::array();
   bool first = true;
   for (const Case c : cases) {
@@ -741,12 +837,16 @@ void run_lab(lab::Narrator& n, const Options& o) {
     n.say(tr(c == Case::NoCnp        ? M("reveal.no_cnp")
              : c == Case::CnpIgnored ? M("reveal.cnp_ignored")
              : c == Case::PfcFirst   ? M("reveal.pfc_first")
+             : c == Case::OneVl      ? M("reveal.one_vl")
                                      : M("reveal.pfc_storm"),
              kLowXoffBytes / 1024, d.dcqcn.ecn.kmin_bytes / 1000));
     out.push_back(case_json(r));
   }
   n.result()["cases"] = out;
-  lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"))});
+  if (ib)
+    lab::suggest(n, {tr(M("try.ib")), tr(M("try.4"))});
+  else
+    lab::suggest(n, {tr(M("try.1")), tr(M("try.2")), tr(M("try.3")), tr(M("try.4"))});
 }
 
 }  // namespace
@@ -765,7 +865,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1.0, 400.0))
         ->capture_default_str();
     app.add_option("--case", o.which, tr(M("opt.case")))
-        ->check(CLI::IsMember({"no-cnp", "cnp-ignored", "pfc-first", "pfc-storm", "all"}))
+        ->check(CLI::IsMember({"no-cnp", "cnp-ignored", "pfc-first", "pfc-storm", "one-vl", "all"}))
         ->capture_default_str();
   };
   return lab::run(argc, argv, "lab19", "lab19-ecn-misconfig", M("desc"), o.common, options,

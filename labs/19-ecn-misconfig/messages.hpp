@@ -11,20 +11,13 @@ namespace rdmalab::lab19 {
 using i18n::Message;
 
 inline constexpr std::array kCatalog{
-    Message{"roce_only",
-            "lab 19 runs on RoCE only: its mistakes are in Ethernet's PFC, ECN and DCQCN; an "
-            "InfiniBand link has credit-based flow control instead (lab 18 shows it with "
-            "--link-layer ib), and the simulator does not model InfiniBand's congestion control "
-            "(FECN/BECN): use --link-layer roce",
-            "实验 19 只能在 RoCE 上运行：它演示的错误出在以太网的 PFC、ECN 和 DCQCN 上；"
-            "InfiniBand 链路用的是基于信用的流控（实验 18 加上 --link-layer ib 可以看到它），"
-            "而模拟器没有模拟 InfiniBand 的拥塞控制（FECN/BECN）：请使用 --link-layer roce"},
     Message{"desc",
             "Lab 19: ECN and PFC misconfigured. Lab 18's incast four times on the same seed, each "
             "with one mistake seen on real clusters: the receiver's NIC sends no CNPs, the "
             "senders' NICs ignore them, the switch's PFC threshold sits below ECN's, and a "
             "receiver that stops draining starts a PFC storm. Each case's capture is read first, "
-            "then the cause is revealed. Simulator only: it needs a switch.",
+            "then the cause is revealed. On InfiniBand (--link-layer ib) one case: every SL "
+            "mapped to one VL. Simulator only: it needs a switch.",
             "实验 19：配错的 ECN 与 PFC。用同一个种子把实验 18 的多打一流量运行四次，每次带一个"
             "真实集群上出现过的错误：接收端网卡不发 CNP；发送端网卡忽略 CNP；交换机的 PFC 阈值"
             "低于 ECN 的阈值；一个不再排空的接收端引发 PFC 风暴。每种情况先读它的抓包，再揭晓"
@@ -39,8 +32,19 @@ inline constexpr std::array kCatalog{
             "(senders + 2) x this)",
             "每条主机链路的速率，单位 Gb/s（交换机之间的链路为它的（发送端数 + 2）倍）"},
     Message{"opt.case",
-            "which case: no-cnp, cnp-ignored, pfc-first, pfc-storm or all (the four in turn)",
-            "运行哪种情况：no-cnp、cnp-ignored、pfc-first、pfc-storm 或 all（四种依次运行）"},
+            "which case: no-cnp, cnp-ignored, pfc-first, pfc-storm or all (the four in turn); on "
+            "InfiniBand one-vl (all is one-vl there)",
+            "运行哪种情况：no-cnp、cnp-ignored、pfc-first、pfc-storm 或 all（四种依次运行）；在 "
+            "InfiniBand 上为 one-vl（在那里 all 就是 one-vl）"},
+    Message{"ib_cases",
+            "--case {}: on InfiniBand the one case is one-vl; the other four are misconfigured "
+            "PFC, ECN and DCQCN, which are Ethernet's (the simulator does not model InfiniBand's "
+            "own congestion control, FECN/BECN)",
+            "--case {}：在 InfiniBand 上只有 one-vl 这一种情况；另外四种是配错的 PFC、ECN 和 "
+            "DCQCN，它们属于以太网（模拟器没有模拟 InfiniBand 自己的拥塞控制 FECN/BECN）"},
+    Message{"one_vl_ib",
+            "--case one-vl misconfigures InfiniBand's SL-to-VL tables: add --link-layer ib",
+            "--case one-vl 配错的是 InfiniBand 的 SL 到 VL 映射表：请加上 --link-layer ib"},
     Message{"needs_sim",
             "lab 19 runs on the simulator only: it needs switches and NICs that the lab "
             "misconfigures on purpose (use --backend sim or auto)",
@@ -79,6 +83,18 @@ inline constexpr std::array kCatalog{
             "一帧，再加上暂停帧一个往返内高速链路送来的数据，共 {8} 字节，低于 Kmin：它无法"
             "标记。情况 4：0xFFFF 个 quanta 的暂停在主机速率下持续 {9:.1f} µs；每 {10:.1f} µs "
             "续发一次，它永不中断。"},
+    Message{"why.derive_ib",
+            "InfiniBand: credits instead of PFC, and no ECN. {0} senders x {1} messages of {2} "
+            "bytes: the ideal incast ends at {3:.1f} µs, and with credits the bottleneck never "
+            "idles (chapter 26). The senders and the victim use SL 3, the second victim SL 0. "
+            "With the tables right, the SL 3 victim waits in turn with the senders and gets one "
+            "sender's share, {4:.2f} Gb/s, and the SL 0 victim, on its own VL, at least {5:.2f} "
+            "Gb/s (95% of its rate alone).",
+            "InfiniBand：用信用代替 PFC，没有 ECN。{0} 个发送端 × 每个 {1} 条 {2} 字节的消息："
+            "理想的 incast 在 {3:.1f} µs 结束，有了信用，瓶颈从不空闲（第 26 章）。各发送端和"
+            "受害流使用 SL 3，第二条受害流使用 SL 0。映射表正确时，SL 3 上的受害流与各发送端"
+            "轮流发送，得到一个发送端的份额 {4:.2f} Gb/s；SL 0 上的受害流在自己的 VL 上，至少"
+            "达到 {5:.2f} Gb/s（它独占网络时速率的 95%）。"},
     Message{"why.tclass",
             "every RoCE QP's address vector sets ah_attr.grh.traffic_class = {0} (DSCP {1}): "
             "the switches map DSCP {1} to traffic class {2}, the priority PFC protects and ECN "
@@ -113,6 +129,25 @@ inline constexpr std::array kCatalog{
     Message{"row.findings", "findings", "结论"},
     Message{"val.findings", "CE without CNP {0}, CNP without slowdown {1}, PFC storm {2}",
             "有 CE 无 CNP {0}，有 CNP 未降速 {1}，PFC 风暴 {2}"},
+    Message{"row.vl_not_sl", "packets whose VL is not their SL", "VL 与 SL 不同的报文"},
+    Message{"val.vl_not_sl", "{0} (SL {1} in VL {2}, ...)", "{0}（SL {1} 在 VL {2} 中，……）"},
+    Message{"row.xmit_wait", "PortXmitWait (all ports)", "PortXmitWait（所有端口合计）"},
+    Message{"row.victim_sl3", "victim on SL 3", "SL 3 上的受害流"},
+    Message{"row.victim_sl0", "victim on SL 0", "SL 0 上的受害流"},
+    Message{"check.no_drops_any", "nothing was dropped anywhere: no credit, no send",
+            "任何地方都没有丢包：没有信用就不发送"},
+    Message{"check.line_rate_credits",
+            "credits keep the bottleneck busy: the last completion by {:.1f} µs (the ideal plus "
+            "the host links' jitter)",
+            "信用让瓶颈一直忙碌：最后一个完成不晚于 {:.1f} µs（理想值加上主机链路的抖动）"},
+    Message{"check.vl_in_capture",
+            "the capture shows packets in another VL than their SL: a switch's table moved them",
+            "抓包里有 VL 与 SL 不同的报文：是交换机的映射表移动了它们"},
+    Message{"check.victims_held",
+            "both victims got one sender's share, {:.2f} Gb/s within 10%: the SL 0 victim waits "
+            "behind the incast as the SL 3 one does",
+            "两条受害流都只得到一个发送端的份额 {:.2f} Gb/s（误差 10% 以内）：SL 0 上的受害流和"
+            "SL 3 上的一样，排在 incast 后面等待"},
     Message{"row.completion", "last completion", "最后一个完成"},
     Message{"val.completion", "{0:.1f} µs  (ideal {1:.1f})", "{0:.1f} µs（理想值 {1:.1f}）"},
     Message{"row.drops", "drops", "丢包"},
@@ -239,6 +274,20 @@ inline constexpr std::array kCatalog{
             "都配置正确，却听不到拥塞所在之处的任何消息。队列随着暂停帧移到了上游；如果有标记，"
             "也来自队列移入的那台交换机，落在经过那个端口的每一条流上，包括受害流。ECN 必须先"
             "起作用：每台交换机上都要 Kmin < Kmax < XOFF。"},
+    Message{"reveal.one_vl",
+            "what was misconfigured: the switches' SL-to-VL tables mapped every SL to VL 0. The "
+            "victim chose SL 0 to stay out of the incast's way, but at every switch it landed in "
+            "the incast's VL, its buffers and its credits: it waited in turn with the senders, "
+            "exactly as the SL 3 victim did. The capture shows it: packets sent with SL 3 (the "
+            "hosts' tables map SL n to VL n) arrive in VL 0. On a real fabric the subnet manager "
+            "writes these tables; OpenSM does so only with its QoS enabled (qos TRUE in "
+            "opensm.conf, with qos_sl2vl), and smpquery sl2vl shows a port's table.",
+            "配错的地方：交换机的 SL 到 VL 映射表把每个 SL 都映射到 VL 0。受害流选择 SL 0 本是"
+            "为了避开 incast，但在每台交换机上它都落进了 incast 的 VL、它的缓冲区和它的信用："
+            "它与各发送端轮流等待，和 SL 3 上的受害流完全一样。抓包能看出来：以 SL 3 发出的报文"
+            "（主机的映射表把 SL n 映射到 VL n）到达时在 VL 0 中。在真实网络中，这些表由子网"
+            "管理器写入；OpenSM 只有启用 QoS 时才写（opensm.conf 中的 qos TRUE，以及 "
+            "qos_sl2vl），用 smpquery sl2vl 可以查看某个端口的映射表。"},
     Message{"reveal.pfc_storm",
             "what happened: the receiver's host stopped consuming (a hung driver, a full receive "
             "ring, a host stuck in the kernel), and its NIC paused its switch on priority 3 "
@@ -265,6 +314,10 @@ inline constexpr std::array kCatalog{
     Message{"try.3", "rdmapcap summary --pfc-storm-ms 50 on case 4's capture: what changes?",
             "对情况 4 的抓包运行 rdmapcap summary --pfc-storm-ms 50：有什么变化？"},
     Message{"try.4", "--json: every number, for a script", "--json：输出全部数字，供脚本使用"},
+    Message{"try.ib",
+            "lab18 --link-layer ib: the same incast with the tables right, the SL 0 victim at "
+            "line rate",
+            "lab18 --link-layer ib：映射表正确时同样的 incast，SL 0 上的受害流以线速运行"},
 };
 
 consteval const Message& M(std::string_view key) {

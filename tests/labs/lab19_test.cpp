@@ -215,6 +215,48 @@ TEST_CASE("lab19 the four cases against the derivations, and rdmapcap on their c
   for (int k = 1; k <= 4; ++k) fs::remove(stem + "-case" + std::to_string(k) + ".pcap");
 }
 
+// InfiniBand (--link-layer ib): the one case, one-vl. The same dumbbell
+// with credits instead of PFC and no ECN; the senders and the victim on SL
+// 3, the second victim on SL 0; the switches map every SL to VL 0. Derived:
+// T* with IB packet sizes (lab18_test.cpp derives it: 1,353,984 ns), the
+// last completion within the host links' jitter of it (credits keep the
+// bottleneck busy, lab 18's credits run); nothing dropped; both victims
+// take one turn in N + 2 in the left switch's VL 0 queue, so each sends
+// M S bytes in T*, 12.39 Gb/s, within 10% (with the tables right the SL 0
+// victim runs near its line rate: lab 18); and the capture at the hosts'
+// ports holds packets sent on SL 3 that arrive in VL 0.
+TEST_CASE("lab19 --link-layer ib: every SL on one VL, and the SL 0 victim held up") {
+  const std::string cap = tmp_capture("lab19_ib");
+  const auto j = run_json({LAB_lab19_ecn_misconfig, "--backend", "sim", "--json", "--link-layer",
+                           "ib", "--seed", "1", "--capture", cap});
+  CHECK(j.at("ok").get<bool>());
+  const std::int64_t ideal = j.at("derived").at("ideal_ns").get<std::int64_t>();
+  CHECK(ideal == 1'353'984);
+  REQUIRE(j.at("cases").size() == 1);
+  const json& c = find_case(j, "one-vl");
+  CHECK(c.at("complete").get<bool>());
+  CHECK(c.at("drops").get<std::uint64_t>() == 0);
+  CHECK(c.at("pause_frames").get<std::uint64_t>() == 0);
+  CHECK(c.at("completion_ns").get<std::int64_t>() >= ideal);
+  CHECK(c.at("completion_ns").get<std::int64_t>() <= ideal + 3 * kJitter);
+  const double share = 2.0 * (1 << 20) * 8 / static_cast<double>(ideal);
+  for (const char* who : {"victim_gbps", "other_gbps"}) {
+    CAPTURE(who);
+    CHECK(c.at(who).get<double>() >= 0.9 * share);
+    CHECK(c.at(who).get<double>() <= 1.1 * share);
+  }
+  CHECK(c.at("wire").at("vl_not_sl").get<std::uint64_t>() > 0);
+  for (const auto& k : j.at("checks")) {
+    CAPTURE(k.at("id").get<std::string>());
+    CHECK(k.at("ok").get<bool>());
+  }
+  fs::remove(stem_of(cap) + "-case5.pcap");
+  // The RoCE cases are refused on InfiniBand, one-vl on RoCE.
+  CHECK(run({LAB_lab19_ecn_misconfig, "--backend", "sim", "--link-layer", "ib", "--case", "no-cnp"})
+            .status == 2);
+  CHECK(run({LAB_lab19_ecn_misconfig, "--backend", "sim", "--case", "one-vl"}).status == 2);
+}
+
 TEST_CASE("lab19 bad input: a real device, too few senders, an unknown case") {
   CHECK(run({LAB_lab19_ecn_misconfig, "--backend", "sim", "--senders", "1"}).status == 2);
   CHECK(run({LAB_lab19_ecn_misconfig, "--backend", "sim", "--case", "ecn"}).status == 2);
