@@ -49,11 +49,12 @@ constexpr std::array kCatalog{
             "（DSCP 0，流量类别 0：没有 PFC）。"},
     Message{"why.sl",
             "on InfiniBand every QP's address vector sets ah_attr.sl = {0}: the LRH carries SL "
-            "{0}, which every port of the simulator maps to VL {0} (an identity SL-to-VL table), "
-            "the switches' class {0}. A VL has its own buffer and credits on every link.",
-            "在 InfiniBand 上，每个 QP 的地址向量设置 ah_attr.sl = {0}：LRH 携带 SL {0}，模拟器"
-            "的每个端口都把它映射到 VL {0}（恒等的 SL 到 VL 映射表），即交换机的类别 {0}。"
-            "每个 VL 在每条链路上都有自己的缓冲区和信用。"},
+            "{0}, and the hosts' ports send it in VL {0} (their SL-to-VL table is the "
+            "identity). Each switch maps the SL to a VL by its own table; a VL has its own "
+            "buffer and credits on every link.",
+            "在 InfiniBand 上，每个 QP 的地址向量设置 ah_attr.sl = {0}：LRH 携带 SL {0}，主机"
+            "的端口用 VL {0} 发送它（主机的 SL 到 VL 映射表是恒等映射）。每台交换机按自己的映射表"
+            "把 SL 映射到某个 VL；每个 VL 在每条链路上都有自己的缓冲区和信用。"},
     Message{"why.connect_rest_ib",
             "senders 1 .. {0} and the victim connect the same way; the other-class victim with "
             "ah_attr.sl 0 (VL 0: its own buffers and credits).",
