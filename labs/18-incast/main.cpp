@@ -597,16 +597,14 @@ void check_run(lab::Narrator& n, const Options& o, const Derived& d, const RunRe
   } else if (r.kind == Kind::Credits) {
     // Credits: nothing is sent that has no place, so nothing is dropped or
     // sent twice.
-    n.check("credits.no_drops", tr(M("check.no_drops_any")), r.drops == 0,
-            fmt::format("{}", r.drops));
+    n.check("credits.no_drops", no_drops_credits_text(), r.drops == 0, fmt::format("{}", r.drops));
     n.check("credits.no_retx", tr(M("check.no_retx")), r.retransmitted == 0 && r.timeouts == 0,
             fmt::format("{} / {}", r.retransmitted, r.timeouts));
     // The bottleneck never idles: the right switch's port from the link
     // between the switches holds up to 1024 blocks (15 packets of 4 KiB) for
     // the receiver, and a freed block's replacement arrives 2 us + one
     // frame at (N + 2) R later, when the bottleneck has sent about 6.
-    n.check("credits.line_rate",
-            tr(M("check.line_rate_credits"), lab::to_us(d.ideal_ns + 3 * kJitterNs)),
+    n.check("credits.line_rate", line_rate_credits_text(lab::to_us(d.ideal_ns + 3 * kJitterNs)),
             r.completion_ns <= d.ideal_ns + 3 * kJitterNs, fmt::format("{} ns", r.completion_ns));
     // Every incast frame reaches the bottleneck through one port (from the
     // link between the switches): its credits bound the queue.

@@ -656,12 +656,10 @@ void check_case(lab::Narrator& n, const Options& o, const Derived& d, const Case
   if (r.kind == Case::OneVl) {
     // InfiniBand: credits, so nothing is dropped in any VL, and the
     // bottleneck never idles (lab 18's credits run).
-    n.check("one_vl.no_drops", tr(M("check.no_drops_any")), r.drops == 0,
-            fmt::format("{}", r.drops));
+    n.check("one_vl.no_drops", no_drops_credits_text(), r.drops == 0, fmt::format("{}", r.drops));
     n.check("one_vl.complete", tr(M("check.complete")), r.complete);
     if (!r.complete) return;
-    n.check("one_vl.line_rate",
-            tr(M("check.line_rate_credits"), lab::to_us(d.ideal_ns + 3 * kJitterNs)),
+    n.check("one_vl.line_rate", line_rate_credits_text(lab::to_us(d.ideal_ns + 3 * kJitterNs)),
             r.completion_ns >= d.ideal_ns && r.completion_ns <= d.ideal_ns + 3 * kJitterNs,
             fmt::format("{} ns", r.completion_ns));
     // The hosts send SL n on VL n: a packet reaching a host in VL 0 with SL

@@ -134,12 +134,6 @@ inline constexpr std::array kCatalog{
     Message{"row.xmit_wait", "PortXmitWait (all ports)", "PortXmitWait（所有端口合计）"},
     Message{"row.victim_sl3", "victim on SL 3", "SL 3 上的受害流"},
     Message{"row.victim_sl0", "victim on SL 0", "SL 0 上的受害流"},
-    Message{"check.no_drops_any", "nothing was dropped anywhere: no credit, no send",
-            "任何地方都没有丢包：没有信用就不发送"},
-    Message{"check.line_rate_credits",
-            "credits keep the bottleneck busy: the last completion by {:.1f} µs (the ideal plus "
-            "the host links' jitter)",
-            "信用让瓶颈一直忙碌：最后一个完成不晚于 {:.1f} µs（理想值加上主机链路的抖动）"},
     Message{"check.vl_in_capture",
             "the capture shows packets in another VL than their SL: a switch's table moved them",
             "抓包里有 VL 与 SL 不同的报文：是交换机的映射表移动了它们"},

@@ -62,21 +62,30 @@ constexpr std::int64_t kJitter = 100;
 constexpr std::uint64_t kBuffer = 16ull * 1024 * 1024;
 constexpr std::uint64_t kXoff = 128 * 1024ULL;
 
-std::int64_t ser(std::uint64_t bytes, double gbps) {
-  return static_cast<std::int64_t>(static_cast<double>((bytes + 20) * 8) / gbps);
+// The frames of a 1 MiB WRITE on one link layer: its First (with the
+// RETH), a Middle or Last, an ACK, and the bytes the link adds to each.
+struct Frames {
+  std::uint64_t first, middle, ack, overhead;
+};
+constexpr Frames kRoce{4170, 4154, 62, 20};  // Ethernet, IPv4, UDP; preamble and gap
+constexpr Frames kIb{4138, 4122, 30, 2};     // LRH, VCRC; two delimiters
+
+std::int64_t ser(std::uint64_t bytes, double gbps, const Frames& f = kRoce) {
+  return static_cast<std::int64_t>(static_cast<double>((bytes + f.overhead) * 8) / gbps);
 }
 
 // T* for `messages` messages of S bytes (S a multiple of 4096) through one
 // host link of `gbps`, on a fabric of N senders (the link between the
 // switches: (N + 2) x gbps).
-std::int64_t ideal_ns(std::uint64_t n, std::uint64_t messages, std::uint64_t s, double gbps) {
+std::int64_t ideal_ns(std::uint64_t n, std::uint64_t messages, std::uint64_t s, double gbps,
+                      const Frames& f = kRoce) {
   const double isl = gbps * static_cast<double>(n + 2);
   const std::uint64_t packets = s / 4096;
   const std::int64_t message =
-      ser(4170, gbps) + static_cast<std::int64_t>(packets - 1) * ser(4154, gbps);
-  return ser(4170, gbps) + kDelay + ser(4170, isl) + kDelay +
-         static_cast<std::int64_t>(messages) * message + kDelay + 2 * ser(62, gbps) + ser(62, isl) +
-         3 * kDelay;
+      ser(f.first, gbps, f) + static_cast<std::int64_t>(packets - 1) * ser(f.middle, gbps, f);
+  return ser(f.first, gbps, f) + kDelay + ser(f.first, isl, f) + kDelay +
+         static_cast<std::int64_t>(messages) * message + kDelay + 2 * ser(f.ack, gbps, f) +
+         ser(f.ack, isl, f) + 3 * kDelay;
 }
 
 const json& find_run(const json& j, const std::string& name) {
@@ -228,7 +237,7 @@ TEST_CASE(
 // InfiniBand (--link-layer ib): the one run, credits. Packets are LRH 8 +
 // BTH 12 + [RETH 16] + payload + ICRC 4 + VCRC 2 (a First 4138 bytes, a
 // Middle or Last 4122, an ACK 30) and take 2 more byte times on the wire:
-// ser(b) = floor((b + 2) x 8 / R). Derived:
+// ser(b) = floor((b + 2) x 8 / R) (kIb). Derived:
 //   - T* as on RoCE with these sizes (the bottleneck never idles: the right
 //     switch's port from the link between the switches holds up to 1024
 //     blocks, 15 packets, for the receiver, and a freed block's replacement
@@ -239,20 +248,6 @@ TEST_CASE(
 //   - the victim on SL 3 takes one turn in N + 1 with the senders in the
 //     left switch's queue to that link: it sends M S bytes in T*, within
 //     10%; the victim on SL 0 has its own VL: 95% of its rate alone.
-std::int64_t ib_ser(std::uint64_t bytes, double gbps) {
-  return static_cast<std::int64_t>(static_cast<double>((bytes + 2) * 8) / gbps);
-}
-
-std::int64_t ib_ideal_ns(std::uint64_t n, std::uint64_t messages, std::uint64_t s, double gbps) {
-  const double isl = gbps * static_cast<double>(n + 2);
-  const std::uint64_t packets = s / 4096;
-  const std::int64_t message =
-      ib_ser(4138, gbps) + static_cast<std::int64_t>(packets - 1) * ib_ser(4122, gbps);
-  return ib_ser(4138, gbps) + kDelay + ib_ser(4138, isl) + kDelay +
-         static_cast<std::int64_t>(messages) * message + kDelay + 2 * ib_ser(30, gbps) +
-         ib_ser(30, isl) + 3 * kDelay;
-}
-
 TEST_CASE("lab18 --link-layer ib: the credits run against the derivations") {
   const std::string cap = tmp_capture("lab18_ib");
   const auto j = run_json({LAB_lab18_incast, "--backend", "sim", "--json", "--link-layer", "ib",
@@ -260,7 +255,7 @@ TEST_CASE("lab18 --link-layer ib: the credits run against the derivations") {
   CHECK(j.at("ok").get<bool>());
   const std::uint64_t n = 8, m = 2, s = 1 << 20;
   const double gbps = 100;
-  const std::int64_t ideal = ib_ideal_ns(n, n * m, s, gbps);
+  const std::int64_t ideal = ideal_ns(n, n * m, s, gbps, kIb);
   CHECK(j.at("derived").at("ideal_ns").get<std::int64_t>() == ideal);
   REQUIRE(j.at("runs").size() == 1);
   const json& r = find_run(j, "credits");
@@ -275,7 +270,7 @@ TEST_CASE("lab18 --link-layer ib: the credits run against the derivations") {
   CHECK(r.at("victim_gbps").get<double>() >= 0.9 * share);
   CHECK(r.at("victim_gbps").get<double>() <= 1.1 * share);
   const double alone =
-      static_cast<double>(m * s * 8) / static_cast<double>(ib_ideal_ns(n, m, s, gbps));
+      static_cast<double>(m * s * 8) / static_cast<double>(ideal_ns(n, m, s, gbps, kIb));
   CHECK(r.at("other_victim_gbps").get<double>() >= 0.95 * alone);
   CHECK(r.at("sender_xmit_wait_ns").get<std::int64_t>() > 0);
   for (const auto& c : j.at("checks")) {

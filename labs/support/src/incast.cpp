@@ -55,6 +55,12 @@ constexpr std::array kCatalog{
             "在 InfiniBand 上，每个 QP 的地址向量设置 ah_attr.sl = {0}：LRH 携带 SL {0}，主机"
             "的端口用 VL {0} 发送它（主机的 SL 到 VL 映射表是恒等映射）。每台交换机按自己的映射表"
             "把 SL 映射到某个 VL；每个 VL 在每条链路上都有自己的缓冲区和信用。"},
+    Message{"check.no_drops_credits", "nothing was dropped anywhere: no credit, no send",
+            "任何地方都没有丢包：没有信用就不发送"},
+    Message{"check.line_rate_credits",
+            "credits keep the bottleneck busy: the last completion by {:.1f} µs (the ideal plus "
+            "the host links' jitter)",
+            "信用让瓶颈一直忙碌：最后一个完成不晚于 {:.1f} µs（理想值加上主机链路的抖动）"},
     Message{"why.connect_rest_ib",
             "senders 1 .. {0} and the victim connect the same way; the other-class victim with "
             "ah_attr.sl 0 (VL 0: its own buffers and credits).",
@@ -189,6 +195,14 @@ void open_and_connect(Narrator& say, Narrator& quiet, Environment& env, const Co
   other.sl = 0;
   connect_pair(quiet, h.wtx, h.wrx, other, co, true);
   say.say(tr(ib ? M("why.connect_rest_ib") : M("why.connect_rest"), N - 1));
+}
+
+std::string no_drops_credits_text() {
+  return tr(M("check.no_drops_credits"));
+}
+
+std::string line_rate_credits_text(double by_us) {
+  return tr(M("check.line_rate_credits"), by_us);
 }
 
 std::span<const i18n::Message> catalog() noexcept {

@@ -137,6 +137,11 @@ struct Hosts {
 void open_and_connect(Narrator& say, Narrator& quiet, Environment& env, const CommonOptions& co,
                       const Shape& s, const i18n::Message& why_tclass, Hosts& h);
 
+/// The checks both labs make of InfiniBand's credits, in the user's
+/// language: nothing dropped; the last completion by `by_us`.
+[[nodiscard]] std::string no_drops_credits_text();
+[[nodiscard]] std::string line_rate_credits_text(double by_us);
+
 /// This module's messages, for the catalog parity test.
 [[nodiscard]] std::span<const i18n::Message> catalog() noexcept;
 
