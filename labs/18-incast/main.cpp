@@ -757,7 +757,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
   n.result()["captures"] = captures;
 
   n.step(tr(M("step.report")));
-  n.say(tr(M("why.report")));
+  n.say(tr(ib ? M("why.report_ib") : M("why.report")));
   for (const std::string& c : captures)
     n.block(fmt::format("rdmapcap report {} -o {}.html", c, c.substr(0, c.rfind(".pcap"))));
   if (ib)

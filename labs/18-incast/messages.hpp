@@ -267,6 +267,14 @@ inline constexpr std::array kCatalog{
             "draws each sender's rate, the CE marks, the CNPs and the paused intervals:",
             "每次运行都写下了自己的抓包（帧头，在每台主机的端口上）；rdmapcap report 画出每个"
             "发送端的速率、CE 标记、CNP 和暂停区间："},
+    Message{"why.report_ib",
+            "the run wrote its capture (packet headers at every host's port, ERF as ibdump "
+            "writes it); rdmapcap report draws each sender's rate. The credits themselves travel "
+            "in link packets, which this capture does not hold: PortXmitWait above is where "
+            "they show.",
+            "这次运行写下了自己的抓包（各主机端口上的报文头，ERF 格式，与 ibdump 写出的相同）；"
+            "rdmapcap report 画出每个发送端的速率。信用本身由链路层报文传递，这份抓包里没有它们："
+            "它们体现在上面的 PortXmitWait 中。"},
     Message{"try.1", "--senders 16: twice the fan-in; which numbers scale with N?",
             "--senders 16：扇入翻倍；哪些数字随 N 变化？"},
     Message{"try.2", "--run pfc --senders 32: how slow does the victim get?",
