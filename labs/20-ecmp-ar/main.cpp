@@ -298,7 +298,7 @@ Derived derive(const Options& o) {
   d.collision_max_gbps = bits / static_cast<double>(d.collision_ns - largest);
   d.payload_gbps = o.rate_gbps * kMtu / static_cast<double>(fr.headers + kMtu + fr.wire);
   d.queue_cap_bytes = (kBufferBytes + fr.headers + kReth + kImm + kMtu) / 2;
-  d.vl_blocks = sim::SwitchConfig{}.ib_vl_buffer_blocks;
+  d.vl_blocks = sim::kIbDefaultVlBufferBlocks;
   if (d.ib) d.credit = credit_need(o.size, o.messages, 1, d.rate_bps, fr);
   return d;
 }

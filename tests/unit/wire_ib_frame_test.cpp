@@ -152,6 +152,31 @@ TEST_CASE("a flipped bit: both CRCs see a payload bit, only the VCRC sees the VL
   CHECK_FALSE(check_vcrc(f, vl_bit)->ok());
 }
 
+TEST_CASE("set_vl: a hop moves the packet to another VL, the VCRC follows, the ICRC stays") {
+  // What a switch's SL-to-VL table does on the way out: VL 2 -> 5; the
+  // LRH's other bits, the transport and the ICRC as they were, the VCRC
+  // recomputed over the new VL.
+  const auto good = ib_packet(false, 64);
+  auto moved = good;
+  REQUIRE(ib::set_vl(moved, 5));
+  const Frame f = decode_frame(moved, LinkType::Infiniband);
+  CHECK(f.lrh->vl == 5);
+  CHECK(f.lrh->sl == 3);
+  CHECK(check_icrc(f, moved)->ok());
+  CHECK(check_vcrc(f, moved)->ok());
+  CHECK((moved[0] & 0x0F) == (good[0] & 0x0F));
+  CHECK(std::equal(moved.begin() + 1, moved.end() - ib::kVcrcSize, good.begin() + 1));
+  // Back to VL 2: the packet it was, byte for byte.
+  REQUIRE(ib::set_vl(moved, 2));
+  CHECK(moved == good);
+  // Too short for its PktLen and the VCRC: refused, nothing written.
+  auto cut = good;
+  cut.pop_back();
+  const auto before = cut;
+  CHECK_FALSE(ib::set_vl(cut, 5));
+  CHECK(cut == before);
+}
+
 TEST_CASE("IB records that hold no transport packet, and bad ones") {
   const auto p = ib_packet(false, 64);
   SUBCASE("ERF type 25, an IB link packet (flow control): no transport") {

@@ -108,7 +108,8 @@ struct Link {
   Rng rng;
   Time busy_until = 0;
   /// PFC: pauses the far end sent to this link's sender, per priority, and
-  /// the QPs (ids) that wait for one to end. Only on a switched fabric.
+  /// the QPs (ids) that wait for one to end, or (InfiniBand) for credits.
+  /// Only on a switched fabric.
   std::array<PauseTrack, kTrafficClasses> pause{};
   std::vector<std::uint32_t> pause_waiters;
   /// InfiniBand's credit-based flow control, on a link into a switch port of
@@ -375,7 +376,7 @@ struct QpImpl {
   /// The QpTx event that counts (an XON schedules an earlier one than the
   /// pump had; the later one is then stale and ignored).
   std::uint64_t tx_gen = 0;
-  bool pause_wait = false;  // in its link's pause_waiters
+  bool pause_wait = false;  // in its link's pause_waiters (a pause or credits)
   Time next_tx = 0;
   // NIC cost model: when this QP's send engine is next free.
   Time nic_free = 0;
@@ -714,6 +715,9 @@ struct Engine {
     return static_cast<std::uint32_t>((bytes + kIbCreditBlock - 1) / kIbCreditBlock);
   }
   void return_credits(std::uint32_t port, std::uint8_t vl, std::uint32_t blocks, Time at);
+  /// A packet of `bytes` on VL `vl` lost on `ln` (its receiver never holds
+  /// it): on a credited link its blocks come back at once (switch.hpp).
+  void lost_on_link(const Link& ln, std::uint8_t vl, std::size_t bytes);
   void credit_return(std::uint32_t port, std::uint64_t what);
   /// Wakes the QPs in `ln`'s pause_waiters (an XON, or credits).
   void wake_waiters(Link& ln);

@@ -428,7 +428,7 @@ void Engine::transmit(Link& ln, wire::FrameSpec& spec) {
   const std::uint64_t nth = ++ln.offered;
   if (dropped_by_rule(ln.cfg.drops, spec.packet, nth) || ln.rng.chance(ln.cfg.loss)) {
     ++stats.packets_dropped;
-    if (ln.credited) return_credits(ln.to & ~kSwitchNode, spec.vl & 7, blocks, now);
+    lost_on_link(ln, spec.vl & 7, n);
     release_buffer(buf);
     return;
   }
@@ -523,9 +523,7 @@ void Engine::launch(Link& ln, std::uint32_t buffer, std::size_t length) {
   ++ln.offered;
   if (ln.rng.chance(ln.cfg.loss)) {
     ++stats.packets_dropped;
-    if (ln.credited)  // its blocks come back at once (switch.hpp)
-      return_credits(ln.to & ~kSwitchNode, static_cast<std::uint8_t>((buffers[buffer][0] >> 4) & 7),
-                     ib_blocks(length), now);
+    lost_on_link(ln, static_cast<std::uint8_t>((buffers[buffer][0] >> 4) & 7), length);
     release_buffer(buffer);
     return;
   }

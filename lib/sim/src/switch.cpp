@@ -261,8 +261,8 @@ std::size_t Fabric::switch_ports(SwitchId sw) const {
 namespace {
 // The counters with the paused interval, and the wait for credits, still
 // open added in.
-void close_open_pauses(const Link& ln, Time now, std::array<Time, kTrafficClasses>& duration,
-                       std::array<Time, kTrafficClasses>& xmit_wait) {
+void add_open_intervals(const Link& ln, Time now, std::array<Time, kTrafficClasses>& duration,
+                        std::array<Time, kTrafficClasses>& xmit_wait) {
   for (std::size_t p = 0; p < kTrafficClasses; ++p) {
     if (ln.pause[p].on) duration[p] += std::min(now, ln.pause[p].until) - ln.pause[p].from;
     xmit_wait[p] = ln.credit_wait_ns[p] +
@@ -275,7 +275,7 @@ SwitchPortStats Fabric::switch_port_stats(SwitchId sw, std::size_t port) const {
   const Engine& e = *engine_;
   const SwitchPort& p = e.sw_ports.at(e.switches.at(sw.index).ports.at(port));
   SwitchPortStats s = p.stats;
-  close_open_pauses(*p.out, e.now, s.rx_pause_duration, s.xmit_wait_ns);
+  add_open_intervals(*p.out, e.now, s.rx_pause_duration, s.xmit_wait_ns);
   return s;
 }
 
@@ -284,7 +284,7 @@ HostPortStats Fabric::host_port_stats(const Device& host) const {
   const std::uint32_t dev = e.device_index(host);
   if (dev >= e.host_uplink.size() || e.host_uplink[dev] == nullptr) return {};
   HostPortStats s = e.host_stats[dev];
-  close_open_pauses(*e.host_uplink[dev], e.now, s.rx_pause_duration, s.xmit_wait_ns);
+  add_open_intervals(*e.host_uplink[dev], e.now, s.rx_pause_duration, s.xmit_wait_ns);
   return s;
 }
 
@@ -448,16 +448,7 @@ void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::si
   // VL; the ICRC masks it).
   const auto in_vl = static_cast<std::uint8_t>(lrh->vl & 7);
   const auto tc = static_cast<std::uint8_t>(sw.cfg.sl_to_vl[lrh->sl & 7] & 7);
-  if (tc != in_vl) {
-    std::uint8_t* f = buffers[buffer];
-    f[0] = static_cast<std::uint8_t>((tc << 4) | (f[0] & 0x0F));
-    const std::size_t n = lrh->packet_bytes();
-    if (n + wire::ib::kVcrcSize <= length) {
-      const std::uint16_t v = wire::ib::vcrc(wire::Bytes(f, n));
-      f[n] = static_cast<std::uint8_t>(v & 0xFF);
-      f[n + 1] = static_cast<std::uint8_t>(v >> 8);
-    }
-  }
+  if (tc != in_vl) (void)wire::ib::set_vl({buffers[buffer], length}, tc);
   const std::vector<std::uint32_t>& choice = sw.routes[d->index_];
   const std::uint32_t local = sw.cfg.routing == Routing::Adaptive && choice.size() > 1
                                   ? adaptive_choice(switches[sw_ports[port].sw], choice, tc)
@@ -793,6 +784,10 @@ void Engine::return_credits(std::uint32_t port, std::uint8_t vl, std::uint32_t b
   // The flow control packet goes back over the port's egress link.
   schedule(std::max(at, now) + p.out->cfg.delay_ns, EventKind::CreditReturn, port,
            (std::uint64_t{vl} << 32) | blocks);
+}
+
+void Engine::lost_on_link(const Link& ln, std::uint8_t vl, std::size_t bytes) {
+  if (ln.credited) return_credits(ln.to & ~kSwitchNode, vl, ib_blocks(bytes), now);
 }
 
 void Engine::credit_return(std::uint32_t port, std::uint64_t what) {

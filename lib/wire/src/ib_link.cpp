@@ -124,6 +124,18 @@ std::optional<CrcCheck> check_crcs(Bytes packet) noexcept {
   return c;
 }
 
+namespace {
+
+// The VCRC of the `len` bytes LRH through ICRC, stored after them least
+// significant byte first.
+void put_vcrc(std::span<std::uint8_t> packet, std::size_t len) noexcept {
+  const std::uint16_t vc = vcrc(Bytes(packet.data(), len));
+  packet[len] = static_cast<std::uint8_t>(vc);
+  packet[len + 1] = static_cast<std::uint8_t>(vc >> 8);
+}
+
+}  // namespace
+
 bool seal(std::span<std::uint8_t> packet) noexcept {
   const std::optional<Lrh> lrh = parse_lrh(packet);
   if (!lrh) return false;
@@ -133,9 +145,17 @@ bool seal(std::span<std::uint8_t> packet) noexcept {
   if (!ic) return false;
   for (std::size_t i = 0; i < kIcrcSize; ++i)
     packet[len - kIcrcSize + i] = static_cast<std::uint8_t>(*ic >> (8 * i));
-  const std::uint16_t vc = vcrc(Bytes(packet.data(), len));
-  packet[len] = static_cast<std::uint8_t>(vc);
-  packet[len + 1] = static_cast<std::uint8_t>(vc >> 8);
+  put_vcrc(packet, len);
+  return true;
+}
+
+bool set_vl(std::span<std::uint8_t> packet, std::uint8_t vl) noexcept {
+  const std::optional<Lrh> lrh = parse_lrh(packet);
+  if (!lrh) return false;
+  const std::size_t len = lrh->packet_bytes();
+  if (len < 8 || packet.size() < len + kVcrcSize) return false;
+  packet[0] = static_cast<std::uint8_t>(((vl & 0x0F) << 4) | (packet[0] & 0x0F));
+  put_vcrc(packet, len);
   return true;
 }
 

@@ -59,9 +59,9 @@ inline constexpr std::uint64_t kIbWireOverhead = 2;
 // RoCE); the other-class victim SL 0.
 inline constexpr std::uint8_t kIbDataSl = 3;
 // Each switch port's receive buffer per VL on InfiniBand, all of it
-// credits: the simulator's default (SwitchConfig::ib_vl_buffer_blocks),
-// 1024 blocks of 64 bytes.
-inline constexpr std::uint64_t kIbVlBufferBytes = 1024ULL * 64;
+// credits: the simulator's default, 1024 blocks of 64 bytes.
+inline constexpr std::uint64_t kIbVlBufferBytes =
+    std::uint64_t{sim::kIbDefaultVlBufferBlocks} * sim::kIbCreditBlock;
 // DCQCN rates are sampled this often.
 inline constexpr sim::Time kSampleNs = 1 * sim::kMicrosecond;
 // How long a run may take in virtual time before the lab gives up.

@@ -89,6 +89,9 @@
 namespace rdmalab::sim {
 
 inline constexpr std::size_t kTrafficClasses = 8;
+/// InfiniBand: the receive buffer per VL of a switch port by default, in
+/// 64-byte blocks (SwitchConfig::ib_vl_buffer_blocks).
+inline constexpr std::uint32_t kIbDefaultVlBufferBlocks = 1024;
 
 /// RED-style ECN marking on one traffic class's egress queues.
 struct EcnConfig {
@@ -148,7 +151,7 @@ struct SwitchConfig {
   /// (64 KiB) keep a 100 Gb/s link of 1 us propagation busy with room to
   /// spare: a block's credit is back 2 x 1 us + 0.34 us (a 4 KiB packet's
   /// serialisation) after it was sent, when 29 KB have gone at 12.5 GB/s.
-  std::uint32_t ib_vl_buffer_blocks = 1024;
+  std::uint32_t ib_vl_buffer_blocks = kIbDefaultVlBufferBlocks;
   /// InfiniBand: the SL-to-VL table of every port, SL n -> sl_to_vl[n] (the
   /// model's SLs and VLs are 0-7). The identity by default, the hosts' too;
   /// a subnet manager writes these tables (OpenSM only with its QoS

@@ -98,4 +98,10 @@ struct CrcCheck {
 /// VCRC, PktLen already set): false when the LRH does not describe it.
 bool seal(std::span<std::uint8_t> packet) noexcept;
 
+/// A hop's rewrite of the virtual lane: sets the LRH's VL of the packet in
+/// `packet` (LRH through VCRC) to `vl` and recomputes the VCRC, which covers
+/// it (the ICRC masks the VL and stays as it is). False, and nothing
+/// written, when the LRH does not describe the packet.
+bool set_vl(std::span<std::uint8_t> packet, std::uint8_t vl) noexcept;
+
 }  // namespace rdmalab::wire::ib
