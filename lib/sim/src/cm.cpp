@@ -23,9 +23,13 @@
 
 namespace rdmalab::sim {
 
-QueuePair* ProtectionDomain::create_gsi_qp(const ibv_qp_init_attr& attr) {
-  if (device_->qp_by_num(wire::cm::kGsiQpn) != nullptr || attr.qp_type != IBV_QPT_UD) {
-    errno = attr.qp_type != IBV_QPT_UD ? EINVAL : EEXIST;
+QueuePair* ProtectionDomain::create_gsi_qp(const ibv_qp_init_attr& attr, std::uint8_t port) {
+  if (attr.qp_type != IBV_QPT_UD || !device_->has_port(port)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (device_->qp_at_port(wire::cm::kGsiQpn, port) != nullptr) {
+    errno = EEXIST;
     return nullptr;
   }
   QueuePair* qp = create_qp(attr);
@@ -36,7 +40,10 @@ QueuePair* ProtectionDomain::create_gsi_qp(const ibv_qp_init_attr& attr) {
   // would have had without the CM.
   if (device_->next_qpn_ == q.qpn + 1) --device_->next_qpn_;
   q.qpn = wire::cm::kGsiQpn;
-  device_->add_qp(q.qpn, &q);
+  if (port == 1)
+    device_->add_qp(q.qpn, &q);
+  else
+    device_->gsi_[port - 1U] = &q;
   return qp;
 }
 
@@ -88,9 +95,10 @@ const char* event_name(EventType t) noexcept {
   return "?";
 }
 
-/// QP 1 of one host and its buffers.
+/// QP 1 of one host port and its buffers.
 struct Manager::Agent {
   Device* device = nullptr;
+  std::uint8_t port = 1;
   ProtectionDomain* pd = nullptr;
   CompletionQueue* cq = nullptr;
   QueuePair* qp = nullptr;
@@ -115,9 +123,10 @@ struct Manager::Agent {
 
 Manager::Manager(Fabric& fabric, std::vector<Device*> hosts, std::uint64_t seed)
     : fabric_(&fabric), hosts_(std::move(hosts)), rng_(seed * 0x9E3779B97F4A7C15ULL + 0x5CA1AB1E) {
-  // Every host answers MADs from the start, as a real one's QP 1 does (a
-  // REQ to a port nobody listens on gets its REJ).
-  for (Device* d : hosts_) (void)agent(*d);
+  // Every host port answers MADs from the start, as a real one's QP 1
+  // does (a REQ to a service nobody listens on gets its REJ).
+  for (Device* d : hosts_)
+    for (std::uint8_t p = 1; p <= d->port_count(); ++p) (void)agent(*d, p);
 }
 
 Manager::~Manager() = default;
@@ -131,17 +140,19 @@ std::uint32_t Manager::random24() {
   return static_cast<std::uint32_t>(Rng::next(rng_) & 0xFFFFFF);
 }
 
-Device* Manager::host_with(const wire::IpAddress& ip) const {
+std::optional<Manager::HostPort> Manager::host_with(const wire::IpAddress& ip) const {
   for (Device* d : hosts_)
-    if (d->config().ip == ip) return d;
-  return nullptr;
+    for (std::uint8_t p = 1; p <= d->port_count(); ++p)
+      if (d->ip(p) == ip) return HostPort{d, p};
+  return std::nullopt;
 }
 
-Manager::Agent* Manager::agent(Device& d) {
+Manager::Agent* Manager::agent(Device& d, std::uint8_t port) {
   for (auto& a : agents_)
-    if (a->device == &d) return a.get();
+    if (a->device == &d && a->port == port) return a.get();
   auto a = std::make_unique<Agent>();
   a->device = &d;
+  a->port = port;
   a->pd = d.alloc_pd();
   a->cq = d.create_cq(static_cast<int>(kRecvSlots + kSendSlots));
   ibv_qp_init_attr ia{};
@@ -152,14 +163,14 @@ Manager::Agent* Manager::agent(Device& d) {
   ia.cap.max_recv_wr = kRecvSlots;
   ia.cap.max_send_sge = 1;
   ia.cap.max_recv_sge = 1;
-  a->qp = a->pd->create_gsi_qp(ia);
+  a->qp = a->pd->create_gsi_qp(ia, port);
   a->recv_mr = a->pd->reg_mr(a->recv_buf.data(), a->recv_buf.size(), IBV_ACCESS_LOCAL_WRITE);
   a->send_mr = a->pd->reg_mr(a->send_buf.data(), a->send_buf.size(), 0);
   if (a->qp == nullptr || a->recv_mr == nullptr || a->send_mr == nullptr) return nullptr;
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
-  attr.port_num = 1;
+  attr.port_num = port;
   attr.qkey = wire::cm::kGsiQkey;
   if (a->qp->modify(attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) != 0)
     return nullptr;
@@ -174,16 +185,16 @@ Manager::Agent* Manager::agent(Device& d) {
   return agents_.back().get();
 }
 
-void Manager::send_to(Device& from, const ibv_gid& to, std::uint16_t to_lid,
+void Manager::send_to(Device& from, std::uint8_t port, const ibv_gid& to, std::uint16_t to_lid,
                       const wire::cm::Mad& mad) {
-  Agent* a = agent(from);
+  Agent* a = agent(from, port);
   if (a == nullptr) return;
   AddressHandle* ah = nullptr;
   for (auto& [gid, h] : a->ahs)
     if (std::memcmp(gid.raw, to.raw, sizeof gid.raw) == 0) ah = h;
   if (ah == nullptr) {
     ibv_ah_attr attr{};
-    attr.port_num = 1;
+    attr.port_num = port;
     if (infiniband()) {
       // Inside the subnet: by LID, no GRH, SL 0.
       attr.dlid = to_lid;
@@ -216,7 +227,7 @@ void Manager::send_to(Device& from, const ibv_gid& to, std::uint16_t to_lid,
 }
 
 void Manager::send(Id& from, const wire::cm::Mad& mad) {
-  send_to(*from.device_, from.remote_gid_, from.remote_lid_, mad);
+  send_to(*from.device_, from.hca_port_, from.remote_gid_, from.remote_lid_, mad);
 }
 
 bool Manager::infiniband() const noexcept {
@@ -292,6 +303,7 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
   const auto mad = wire::cm::decode(bytes);
   if (!mad) return;
   Device& d = *a.device;
+  const std::uint8_t hca_port = a.port;
   auto event = [](Id& id, EventType t) {
     Event e;
     e.type = t;
@@ -305,12 +317,12 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
       const auto& m = std::get<wire::cm::Req>(*mad);
       Id* listener = nullptr;
       for (const auto& id : ids_)
-        if (id->state_ == Id::State::Listening && id->device_ == &d &&
+        if (id->state_ == Id::State::Listening && id->device_ == &d && id->hca_port_ == hca_port &&
             (m.service_id & ~0xFFFFULL) == wire::cm::kServiceIdTcp &&
             id->port_ == (m.service_id & 0xFFFF))
           listener = id.get();
       if (listener == nullptr) {
-        send_to(d, m.local_gid, m.local_lid,
+        send_to(d, hca_port, m.local_gid, m.local_lid,
                 wire::cm::encode(wire::cm::Rej{.transaction_id = m.transaction_id,
                                                .local_comm_id = 0,
                                                .remote_comm_id = m.local_comm_id,
@@ -322,7 +334,8 @@ void Manager::on_mad(Agent& a, std::span<const std::uint8_t> bytes) {
       Id* id = listener->channel_->create_id();
       id->state_ = Id::State::ReqRcvd;
       id->device_ = &d;
-      id->local_ip_ = d.config().ip;
+      id->hca_port_ = hca_port;
+      id->local_ip_ = d.ip(hca_port);
       id->remote_ip_ = wire::IpAddress::from_v4({static_cast<std::uint8_t>(m.ip.src_ip >> 24),
                                                  static_cast<std::uint8_t>(m.ip.src_ip >> 16),
                                                  static_cast<std::uint8_t>(m.ip.src_ip >> 8),
@@ -455,27 +468,36 @@ std::optional<Event> EventChannel::get_event() {
 int Id::resolve_addr(const std::optional<wire::IpAddress>& src, const wire::IpAddress& dst,
                      std::uint16_t port) {
   if (state_ != State::Idle) return EINVAL;
-  Device* to = manager_->host_with(dst);
-  if (to == nullptr || !dst.v4) return EADDRNOTAVAIL;
+  const auto to_port = manager_->host_with(dst);
+  if (!to_port || !dst.v4) return EADDRNOTAVAIL;
+  Device* to = to_port->device;
   Device* from = nullptr;
+  std::uint8_t from_port = 1;
   if (src) {
-    from = manager_->host_with(*src);
-    if (from == nullptr) return EADDRNOTAVAIL;
+    const auto s = manager_->host_with(*src);
+    if (!s) return EADDRNOTAVAIL;
+    from = s->device;
+    from_port = s->port;
   } else {
+    // The first other host, from its port of the same number as the
+    // destination's when it has one (ports of a number share a subnet, as
+    // the rails of a multi-rail cluster do), else from its port 1.
     for (Device* d : manager_->hosts_)
       if (d != to) {
         from = d;
         break;
       }
     if (from == nullptr) from = to;
+    from_port = from->has_port(to_port->port) ? to_port->port : 1;
   }
   device_ = from;
-  local_ip_ = from->config().ip;
+  hca_port_ = from_port;
+  local_ip_ = from->ip(from_port);
   remote_ip_ = dst;
   // On InfiniBand `dst` is an IPoIB address and the GID its port's fe80::
   // GID; the LID is what the path record will name (resolve_route).
-  remote_gid_ = to->gid(0);
-  remote_lid_ = to->lid();
+  remote_gid_ = to->gid(0, to_port->port);
+  remote_lid_ = to->lid(to_port->port);
   port_ = port;
   src_port_ = static_cast<std::uint16_t>(kEphemeralPortBit |
                                          (manager_->random24() & (kEphemeralPortBit - 1u)));
@@ -503,15 +525,18 @@ int Id::resolve_route() {
 
 int Id::listen(const wire::IpAddress& ip, std::uint16_t port) {
   if (state_ != State::Idle) return EINVAL;
-  Device* d = manager_->host_with(ip);
-  if (d == nullptr) return EADDRNOTAVAIL;
+  const auto at = manager_->host_with(ip);
+  if (!at) return EADDRNOTAVAIL;
   for (const auto& id : manager_->ids_)
-    if (id->state_ == State::Listening && id->device_ == d && id->port_ == port) return EADDRINUSE;
-  device_ = d;
+    if (id->state_ == State::Listening && id->device_ == at->device && id->hca_port_ == at->port &&
+        id->port_ == port)
+      return EADDRINUSE;
+  device_ = at->device;
+  hca_port_ = at->port;
   local_ip_ = ip;
   port_ = port;
   state_ = State::Listening;
-  return manager_->agent(*d) != nullptr ? 0 : ENOMEM;
+  return manager_->agent(*at->device, at->port) != nullptr ? 0 : ENOMEM;
 }
 
 int Id::connect(const ConnParam& p) {
@@ -522,13 +547,13 @@ int Id::connect(const ConnParam& p) {
   r.service_id = wire::cm::kServiceIdTcp | port_;
   r.retry_count = retry_count_;
   r.path_mtu = path_mtu_;
-  r.local_gid = device_->gid(0);
+  r.local_gid = device_->gid(0, hca_port_);
   r.remote_gid = remote_gid_;
   r.local_ack_timeout = ack_timeout_;
   if (manager_->infiniband()) {
     // The primary path by LIDs, inside one subnet (hop limit 0), as the
     // Linux CM fills it from a path record.
-    r.local_lid = device_->lid();
+    r.local_lid = device_->lid(hca_port_);
     r.remote_lid = remote_lid_;
     r.hop_limit = 0;
     r.sl = sl_;
@@ -601,7 +626,7 @@ int Id::init_qp_attr(ibv_qp_attr& attr, int& mask) const {
       if (device_ == nullptr) return EINVAL;
       mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
       attr.pkey_index = 0;
-      attr.port_num = 1;
+      attr.port_num = hca_port_;
       attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
       if (responder_resources_ > 0)
         attr.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
@@ -610,7 +635,7 @@ int Id::init_qp_attr(ibv_qp_attr& attr, int& mask) const {
       if (!connected) return EINVAL;
       mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-      attr.ah_attr.port_num = 1;
+      attr.ah_attr.port_num = hca_port_;
       if (manager_->infiniband()) {
         // The path inside the subnet: by LID, without a GRH.
         attr.ah_attr.dlid = remote_lid_;

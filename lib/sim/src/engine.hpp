@@ -66,7 +66,7 @@ enum class EventKind : std::uint8_t {
   LinkHead,
   SwitchTx,      // a = switch port, b = its tx_gen: try to start its next frame
   PfcRefresh,    // a = switch port, b = generation << 8 | priority: renew a pause
-  HostPfc,       // a = device index: its port's next storm pause (HostConfig::pfc_storm)
+  HostPfc,       // a = host port (host_ports): its next storm pause (HostConfig::pfc_storm)
   CreditReturn,  // a = switch port, b = VL << 32 | blocks: credits reach its upstream
 };
 
@@ -124,7 +124,7 @@ struct Link {
   std::array<Time, kTrafficClasses> credit_wait_from{};
   std::array<Time, kTrafficClasses> credit_wait_ns{};
   std::uint64_t offered = 0;  // packets offered so far (for DropRule::Nth)
-  std::uint32_t to = 0;       // receiving device index
+  std::uint32_t to = 0;       // receiving host port (Engine::host_ports) or switch port
   std::uint32_t index = 0;    // in Engine::link_list
   /// Arrivals scheduled in (time, seq) order: all of them on a link without
   /// jitter, reordering or multiple paths (see Engine::schedule_arrival).
@@ -295,8 +295,12 @@ struct QpImpl {
   // Attributes from modify().
   ibv_qp_attr attr{};
   std::uint32_t mtu = 1024;
-  Device* peer = nullptr;  // RC/UC destination
-  Link* link = nullptr;    // RC/UC egress link
+  /// The port the QP belongs to (ibv_qp_attr::port_num at INIT): it sends
+  /// from that port, and only packets arriving there reach it.
+  std::uint8_t port = 1;
+  Device* peer = nullptr;      // RC/UC destination
+  std::uint8_t peer_port = 1;  // and its port
+  Link* link = nullptr;        // RC/UC egress link
   /// The frame template: RC/UC fill in the connection at RTR; UD addresses
   /// it anew for every packet, from the work request's address handle.
   wire::FrameSpec spec;
@@ -511,10 +515,11 @@ struct QpImpl {
   }
 };
 
-/// InfiniBand: addresses `f` as `av` says, from the port of `self`: link
-/// layer InfiniBand, DLID, SLID, SL and VL (= SL), and the GRH when the AV
-/// is global (verbs.cpp).
-void address_ib(wire::FrameSpec& f, const Device& self, const ibv_ah_attr& av) noexcept;
+/// InfiniBand: addresses `f` as `av` says, from port `port` of `self`:
+/// link layer InfiniBand, DLID, SLID, SL and VL (= SL), and the GRH when the
+/// AV is global (verbs.cpp).
+void address_ib(wire::FrameSpec& f, const Device& self, std::uint8_t port,
+                const ibv_ah_attr& av) noexcept;
 
 /// InfiniBand's linear forwarding table: the one of the equal-cost egress
 /// ports `ports` (not empty) that packets to `dlid` take (switch.cpp).
@@ -545,7 +550,7 @@ struct SwitchPort {
   std::uint32_t local = 0;  // port number on that switch
   Link* out = nullptr;      // egress: this port -> its peer
   Link* in = nullptr;       // ingress: its peer -> this port
-  /// The peer: a device index, or kSwitchNode | the peer switch's port.
+  /// The peer: a host port (Engine::host_ports), or kSwitchNode | the peer switch's port.
   std::uint32_t peer = 0;
   std::array<std::deque<QueuedFrame>, kTrafficClasses> q;
   /// Bytes in the switch's buffer that arrived on this port, per priority.
@@ -573,7 +578,8 @@ struct SwitchImpl {
   std::uint64_t used = 0;            // bytes in the shared buffer
   Rng rng;
   std::uint64_t hash_seed = 0;
-  /// Equal-cost egress ports (local numbers) towards each device.
+  /// Equal-cost egress ports (local numbers) towards each host port (by its number in
+  /// Engine::host_ports).
   std::vector<std::vector<std::uint32_t>> routes;
 };
 
@@ -596,6 +602,15 @@ struct Engine {
   std::vector<Event> heap;
   std::vector<Event> timers;
   std::vector<std::unique_ptr<Device>> devices;
+  /// Every host's ports, numbered in the order the hosts joined, each
+  /// host's ports in turn (Device::node_ is its port 1's number): links,
+  /// switch routes and arrivals name a host's port by this number. With one
+  /// port per host it is the device's index.
+  struct HostPort {
+    Device* device = nullptr;
+    std::uint8_t num = 1;
+  };
+  std::vector<HostPort> host_ports;
   std::unordered_map<std::uint64_t, std::unique_ptr<Link>> links;
   std::vector<Link*> link_list;  // by Link::index
   std::vector<QpImpl*> qps;      // by id; nullptr once destroyed
@@ -657,12 +672,13 @@ struct Engine {
   std::vector<SwitchImpl> switches;
   std::vector<SwitchPort> sw_ports;
   std::vector<std::unique_ptr<Link>> port_links;  // switch egress links
-  /// A device's port to its switch (nullptr: back to back), by device index.
+  /// A host port's link to its switch (nullptr: back to back), by its
+  /// number in host_ports.
   std::vector<Link*> host_uplink;
   std::vector<HostPortStats> host_stats;
   bool routes_ready = false;
-  /// Devices by IPv4 address (host order) and, for IPv6, by all 16 bytes;
-  /// built with the routes.
+  /// Host ports (numbers in host_ports) by IPv4 address (host order) and,
+  /// for IPv6, by all 16 bytes; built with the routes.
   std::unordered_map<std::uint32_t, std::uint32_t> dev_by_v4;
   std::vector<std::pair<std::array<std::uint8_t, 16>, std::uint32_t>> dev_by_v6;
   std::function<void(const QueueSample&)> queue_probe;
@@ -673,7 +689,8 @@ struct Engine {
   Link& new_port_link(const LinkConfig& c, std::uint32_t to, std::uint64_t stream);
   std::uint32_t add_switch_port(std::uint32_t sw, const LinkConfig& c, std::uint32_t peer);
   void compute_routes();
-  std::uint32_t device_of_ip(const std::uint8_t* ip, bool v4) const noexcept;
+  /// The host port with this address; ~0 when none.
+  std::uint32_t node_of_ip(const std::uint8_t* ip, bool v4) const noexcept;
   /// A frame arrived whole at switch port `port`.
   void switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_t length);
   /// switch_receive() on an InfiniBand fabric: by DLID.
@@ -695,9 +712,9 @@ struct Engine {
   void send_pfc(std::uint32_t port, std::uint8_t prio, std::uint16_t quanta);
   /// `what`: the priority, and above bit 8 the pfc_gen of the pause renewed.
   void pfc_refresh(std::uint32_t port, std::uint64_t what);
-  /// HostConfig::pfc_storm of device `dev`: sends its port's next pause (an
+  /// HostConfig::pfc_storm at host port `node`: sends its next pause (an
   /// XON at the storm's end) and schedules the renewal.
-  void host_pfc(std::uint32_t dev);
+  void host_pfc(std::uint32_t node);
   /// A pause frame reached the sender of `ln` (a host's port or a switch's).
   void apply_pause(Link& ln, wire::Bytes frame, std::array<std::uint64_t, kTrafficClasses>& count,
                    std::array<Time, kTrafficClasses>& duration);
@@ -747,16 +764,23 @@ struct Engine {
   /// Encodes `spec` and offers it to `link`: capture, drop rules, loss,
   /// serialisation, path and arrival event.
   void transmit(Link& link, wire::FrameSpec& spec);
-  void deliver(std::uint32_t buffer, std::uint32_t device, std::size_t length);
+  /// A frame arrived whole at host port `node` (or, with kSwitchNode, at a
+  /// switch port).
+  void deliver(std::uint32_t buffer, std::uint32_t node, std::size_t length);
   /// deliver() on an InfiniBand fabric.
-  void deliver_ib(std::uint32_t buffer, std::uint32_t device, wire::Bytes bytes);
+  void deliver_ib(std::uint32_t buffer, std::uint32_t node, wire::Bytes bytes);
+  /// Hands a packet that arrived at host port `node` to the QP it names,
+  /// when that QP belongs to the port.
+  void to_qp(std::uint32_t node, const wire::Frame& f, wire::Bytes bytes);
   void capture_frame(Time time, wire::Bytes frame);
   /// Writes the pending frames stamped up to `until` to the capture.
   void flush_capture(Time until);
-  Device* device_by_gid(const ibv_gid& gid) const noexcept;
-  /// InfiniBand: the host whose port has `lid` (LID n is device n - 1).
-  Device* device_by_lid(std::uint16_t lid) const noexcept {
-    return lid >= 1 && lid <= devices.size() ? devices[lid - 1U].get() : nullptr;
+  /// The host port whose GID (index 0) is `gid`; ~0 when none.
+  std::uint32_t node_by_gid(const ibv_gid& gid) const noexcept;
+  /// InfiniBand: the host port with LID `lid` (LID n is host port n - 1);
+  /// ~0 when none.
+  std::uint32_t node_by_lid(std::uint16_t lid) const noexcept {
+    return lid >= 1 && lid <= host_ports.size() ? lid - 1U : ~0U;
   }
   /// The link type frames are read with: Ethernet, or a bare IB packet.
   [[nodiscard]] wire::LinkType wire_link() const noexcept {
@@ -766,17 +790,18 @@ struct Engine {
   [[nodiscard]] std::size_t wire_overhead() const noexcept {
     return ib ? kIbWireOverhead : kEthernetWireOverhead;
   }
-  /// Device::qps_ and Device::mrs_ lookups (nullptr when absent).
-  QpImpl* find_qp(const Device& d, std::uint32_t qpn) noexcept;
+  /// Device::mrs_ lookups (nullptr when absent).
   MemoryRegion* find_mr(const Device& d, std::uint32_t key) noexcept;
   /// To be called when an MR leaves its device's map.
   void forget_mr(const MemoryRegion* mr) noexcept;
-  std::uint32_t device_index(const Device& d) const noexcept;
+  /// The number (in host_ports) of a device's port.
+  static std::uint32_t node_of(const Device& d, std::uint8_t port = 1) noexcept;
 };
 
 inline Link& QpImpl::egress_link(const SendWqe& w) {
   if (type != IBV_QPT_UD) return *link;
-  return engine->link(engine->device_index(*device), engine->device_index(w.ah->destination()));
+  return engine->link(Engine::node_of(*device, port),
+                      Engine::node_of(w.ah->destination(), w.ah->destination_port()));
 }
 
 /// Removes and destroys the object `p` owned by `v`; false when `v` does not

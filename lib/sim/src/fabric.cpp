@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <string>
 
 #include "engine.hpp"
 #include "rdmalab/sim/messages.hpp"
@@ -54,14 +55,25 @@ Fabric::~Fabric() {
 Device& Fabric::add_host(const HostConfig& config) {
   if (engine_->ib && config.pfc_storm.enabled)
     throw std::invalid_argument(ib_refused("PFC (HostConfig::pfc_storm)"));
-  auto index = static_cast<std::uint32_t>(engine_->devices.size());
-  engine_->devices.push_back(std::make_unique<Device>(*this, config, index));
-  engine_->routes_ready = false;  // a switched fabric learns its address
-  return *engine_->devices.back();
+  if (1 + config.more_ports.size() > kMaxHostPorts)
+    throw std::invalid_argument("a host has at most " + std::to_string(kMaxHostPorts) + " ports");
+  auto node = static_cast<std::uint32_t>(engine_->host_ports.size());
+  engine_->devices.push_back(std::make_unique<Device>(*this, config, node));
+  Device& d = *engine_->devices.back();
+  for (std::uint8_t p = 1; p <= d.port_count(); ++p) engine_->host_ports.push_back({&d, p});
+  engine_->routes_ready = false;  // a switched fabric learns its addresses
+  return d;
 }
 
 LinkConfig& Fabric::link(const Device& from, const Device& to) {
-  return engine_->link(engine_->device_index(from), engine_->device_index(to)).cfg;
+  return link(from, 1, to, 1);
+}
+
+LinkConfig& Fabric::link(const Device& from, std::uint8_t from_port, const Device& to,
+                         std::uint8_t to_port) {
+  if (!from.has_port(from_port) || !to.has_port(to_port))
+    throw std::out_of_range("no such port on the host");
+  return engine_->link(Engine::node_of(from, from_port), Engine::node_of(to, to_port)).cfg;
 }
 
 void Fabric::start_capture(const std::string& path, std::uint32_t snaplen) {
@@ -236,7 +248,7 @@ bool Engine::step() {
 }
 
 Link& Engine::link(std::uint32_t from, std::uint32_t to) {
-  // On a switched fabric a host's frames all leave through its one port.
+  // On a switched fabric a host port's frames all leave through its link.
   if (from < host_uplink.size() && host_uplink[from] != nullptr) return *host_uplink[from];
   auto& slot = links[link_key(from, to)];
   if (!slot) {
@@ -273,16 +285,12 @@ std::uint32_t Engine::take_buffer(std::size_t bytes) {
   return index;
 }
 
-std::uint32_t Engine::device_index(const Device& d) const noexcept {
-  return d.index_;
-}
-
-QpImpl* Engine::find_qp(const Device& d, std::uint32_t qpn) noexcept {
-  return d.qp_by_num(qpn);
+std::uint32_t Engine::node_of(const Device& d, std::uint8_t port) noexcept {
+  return d.node_ + port - 1U;
 }
 
 MemoryRegion* Engine::find_mr(const Device& d, std::uint32_t key) noexcept {
-  MrSlot& s = mr_cache[((key >> 8) ^ (d.index_ * 0x9Du)) & (mr_cache.size() - 1)];
+  MrSlot& s = mr_cache[((key >> 8) ^ (d.node_ * 0x9Du)) & (mr_cache.size() - 1)];
   if (s.device == &d && s.key == key) return s.mr;
   const auto it = d.mrs_.find(key);
   if (it == d.mrs_.end()) return nullptr;
@@ -295,12 +303,12 @@ void Engine::forget_mr(const MemoryRegion* mr) noexcept {
     if (s.mr == mr) s = MrSlot{};
 }
 
-Device* Engine::device_by_gid(const ibv_gid& gid) const noexcept {
-  for (const auto& d : devices) {
-    const ibv_gid g = d->gid(0);
-    if (std::memcmp(g.raw, gid.raw, sizeof g.raw) == 0) return d.get();
+std::uint32_t Engine::node_by_gid(const ibv_gid& gid) const noexcept {
+  for (std::uint32_t n = 0; n < host_ports.size(); ++n) {
+    const ibv_gid g = host_ports[n].device->gid(0, host_ports[n].num);
+    if (std::memcmp(g.raw, gid.raw, sizeof g.raw) == 0) return n;
   }
-  return nullptr;
+  return ~0U;
 }
 
 namespace {
@@ -561,12 +569,19 @@ void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
     ++stats.bad_icrc;
     ok = false;
   }
-  if (ok && dev < devices.size()) {
-    ++stats.packets_delivered;
-    if (QpImpl* qp = find_qp(*devices[dev], f.ib->bth.dest_qp); qp != nullptr)
-      qp->receive(f, bytes);
-  }
+  if (ok && dev < host_ports.size()) to_qp(dev, f, bytes);
   release_buffer(buf);
+}
+
+void Engine::to_qp(std::uint32_t node, const wire::Frame& f, wire::Bytes bytes) {
+  const HostPort& hp = host_ports[node];
+  QpImpl* qp = hp.device->qp_at_port(f.ib->bth.dest_qp, hp.num);
+  if (qp != nullptr && qp->port != hp.num) {
+    ++stats.wrong_port;
+    return;
+  }
+  ++stats.packets_delivered;
+  if (qp != nullptr) qp->receive(f, bytes);
 }
 
 // A native IB packet at a host's port: the link layer checks the VCRC, the
@@ -576,7 +591,7 @@ void Engine::deliver_ib(std::uint32_t buf, std::uint32_t dev, wire::Bytes bytes)
   wire::Frame& f = rx_frame;
   wire::decode_frame(bytes, wire::LinkType::Infiniband, bytes.size(), f);
   bool ok =
-      f.is_roce() && !f.error && f.ib.has_value() && f.lrh.has_value() && dev < devices.size();
+      f.is_roce() && !f.error && f.ib.has_value() && f.lrh.has_value() && dev < host_ports.size();
   if (ok && cfg.verify_icrc) {
     const auto v = wire::check_vcrc(f, bytes);
     if (!v || !v->ok()) {
@@ -584,7 +599,7 @@ void Engine::deliver_ib(std::uint32_t buf, std::uint32_t dev, wire::Bytes bytes)
       ok = false;
     }
   }
-  if (ok && f.lrh->dlid != devices[dev]->lid()) {
+  if (ok && f.lrh->dlid != host_ports[dev].device->lid(host_ports[dev].num)) {
     ++stats.wrong_dlid;
     ok = false;
   }
@@ -592,11 +607,7 @@ void Engine::deliver_ib(std::uint32_t buf, std::uint32_t dev, wire::Bytes bytes)
     ++stats.bad_icrc;
     ok = false;
   }
-  if (ok) {
-    ++stats.packets_delivered;
-    if (QpImpl* qp = find_qp(*devices[dev], f.ib->bth.dest_qp); qp != nullptr)
-      qp->receive(f, bytes);
-  }
+  if (ok) to_qp(dev, f, bytes);
   release_buffer(buf);
 }
 

@@ -160,15 +160,16 @@ bool QpImpl::start_wqe(SendWqe& w, std::size_t slot) {
 // A UD packet goes wherever its address handle says.
 void QpImpl::address_ud(const SendWqe& w) {
   const Device& dst = w.ah->destination();
+  const std::uint8_t dst_port = w.ah->destination_port();
   const ibv_global_route& grh = w.ah->attr().grh;
-  spec.src_mac = device->config().mac;
-  spec.dst_mac = dst.config().mac;
-  spec.src_ip = device->config().ip;
-  spec.dst_ip = dst.config().ip;
+  spec.src_mac = device->mac(port);
+  spec.dst_mac = dst.mac(dst_port);
+  spec.src_ip = device->ip(port);
+  spec.dst_ip = dst.ip(dst_port);
   spec.traffic_class = grh.traffic_class;
   spec.hop_limit = grh.hop_limit != 0 ? grh.hop_limit : 64;
   spec.udp_src_port = wire::udp_source_port(qpn);
-  if (engine->ib) address_ib(spec, *device, w.ah->attr());
+  if (engine->ib) address_ib(spec, *device, port, w.ah->attr());
 }
 
 // The headers and payload of packet `pk` of `w` in spec.packet. Returns its

@@ -186,21 +186,28 @@ SwitchId Fabric::add_switch(const SwitchConfig& config) {
 }
 
 void Fabric::connect(Device& host, SwitchId sw, const LinkConfig& link) {
+  connect(host, 1, sw, link);
+}
+
+void Fabric::connect(Device& host, std::uint8_t host_port, SwitchId sw, const LinkConfig& link) {
   Engine& e = *engine_;
-  const std::uint32_t dev = e.device_index(host);
+  if (!host.has_port(host_port)) throw std::out_of_range("no such port on the host");
+  const std::uint32_t node = Engine::node_of(host, host_port);
   if (sw.index >= e.switches.size()) throw std::out_of_range("no such switch");
-  if (e.host_uplink.size() < e.devices.size()) {
-    e.host_uplink.resize(e.devices.size(), nullptr);
-    e.host_stats.resize(e.devices.size());
+  if (e.host_uplink.size() < e.host_ports.size()) {
+    e.host_uplink.resize(e.host_ports.size(), nullptr);
+    e.host_stats.resize(e.host_ports.size());
   }
-  if (e.host_uplink[dev] != nullptr) throw std::logic_error("host already has its port");
-  const std::uint32_t port = e.add_switch_port(sw.index, link, dev);
-  e.sw_ports[port].stats.peer = host.config().name;
-  e.host_uplink[dev] = &e.new_port_link(link, kSwitchNode | port, dev);
-  e.sw_ports[port].in = e.host_uplink[dev];
-  if (e.ib) e.grant_credits(*e.host_uplink[dev], e.switches[sw.index].cfg);
+  if (e.host_uplink[node] != nullptr) throw std::logic_error("host port already connected");
+  const std::uint32_t port = e.add_switch_port(sw.index, link, node);
+  // A host's port 1 goes by the host's name, its others by name:port.
+  e.sw_ports[port].stats.peer =
+      host_port == 1 ? host.config().name : host.config().name + ":" + std::to_string(host_port);
+  e.host_uplink[node] = &e.new_port_link(link, kSwitchNode | port, node);
+  e.sw_ports[port].in = e.host_uplink[node];
+  if (e.ib) e.grant_credits(*e.host_uplink[node], e.switches[sw.index].cfg);
   if (const PfcStorm& storm = host.config().pfc_storm; storm.enabled)
-    e.schedule(std::max(storm.from, e.now), EventKind::HostPfc, dev, 0);
+    e.schedule(std::max(storm.from, e.now), EventKind::HostPfc, node, 0);
 }
 
 void Fabric::connect(SwitchId a, SwitchId b, const LinkConfig& link) {
@@ -279,20 +286,21 @@ SwitchPortStats Fabric::switch_port_stats(SwitchId sw, std::size_t port) const {
   return s;
 }
 
-HostPortStats Fabric::host_port_stats(const Device& host) const {
+HostPortStats Fabric::host_port_stats(const Device& host, std::uint8_t port) const {
   const Engine& e = *engine_;
-  const std::uint32_t dev = e.device_index(host);
-  if (dev >= e.host_uplink.size() || e.host_uplink[dev] == nullptr) return {};
-  HostPortStats s = e.host_stats[dev];
-  add_open_intervals(*e.host_uplink[dev], e.now, s.rx_pause_duration, s.xmit_wait_ns);
+  if (!host.has_port(port)) return {};
+  const std::uint32_t node = Engine::node_of(host, port);
+  if (node >= e.host_uplink.size() || e.host_uplink[node] == nullptr) return {};
+  HostPortStats s = e.host_stats[node];
+  add_open_intervals(*e.host_uplink[node], e.now, s.rx_pause_duration, s.xmit_wait_ns);
   return s;
 }
 
-// Shortest paths from every switch to every device, by breadth-first search
-// from each device; a switch's equal-cost ports towards a device are those
-// whose peer is one hop nearer to it.
+// Shortest paths from every switch to every host port, by breadth-first
+// search from each; a switch's equal-cost ports towards a host port are
+// those whose peer is one hop nearer to it.
 void Engine::compute_routes() {
-  const std::size_t nd = devices.size();
+  const std::size_t nd = host_ports.size();
   const std::size_t ns = switches.size();
   constexpr std::uint32_t kFar = std::numeric_limits<std::uint32_t>::max();
   for (SwitchImpl& s : switches) s.routes.assign(nd, {});
@@ -335,7 +343,7 @@ void Engine::compute_routes() {
   dev_by_v4.clear();
   dev_by_v6.clear();
   for (std::uint32_t d = 0; d < nd; ++d) {
-    const wire::IpAddress& a = devices[d]->config().ip;
+    const wire::IpAddress& a = host_ports[d].device->ip(host_ports[d].num);
     // IPv4 addresses are kept IPv4-mapped: the last four bytes.
     if (a.v4)
       dev_by_v4.emplace(wire::load_be32(a.bytes.data() + 12), d);
@@ -353,8 +361,8 @@ std::optional<std::size_t> Fabric::ecmp_port(SwitchId sw, const wire::IpAddress&
   if (e.ib) return std::nullopt;
   if (!e.routes_ready) e.compute_routes();
   const std::size_t off = dst.v4 ? 12 : 0;
-  const std::uint32_t dev = e.device_of_ip(dst.bytes.data() + off, dst.v4);
-  if (dev >= e.devices.size() || s.routes[dev].empty()) return std::nullopt;
+  const std::uint32_t dev = e.node_of_ip(dst.bytes.data() + off, dst.v4);
+  if (dev >= e.host_ports.size() || s.routes[dev].empty()) return std::nullopt;
   const std::vector<std::uint32_t>& choice = s.routes[dev];
   if (choice.size() == 1) return choice[0];
   const std::size_t len = src.v4 ? 4 : 16;
@@ -367,12 +375,12 @@ std::optional<std::size_t> Fabric::lft_port(SwitchId sw, std::uint16_t dlid) {
   Engine& e = *engine_;
   const SwitchImpl& s = e.switches.at(sw.index);
   if (!e.routes_ready) e.compute_routes();
-  const Device* d = e.device_by_lid(dlid);
-  if (!e.ib || d == nullptr || s.routes[e.device_index(*d)].empty()) return std::nullopt;
-  return lft_choice(s.routes[e.device_index(*d)], dlid);
+  const std::uint32_t node = e.node_by_lid(dlid);
+  if (!e.ib || node >= e.host_ports.size() || s.routes[node].empty()) return std::nullopt;
+  return lft_choice(s.routes[node], dlid);
 }
 
-std::uint32_t Engine::device_of_ip(const std::uint8_t* ip, bool v4) const noexcept {
+std::uint32_t Engine::node_of_ip(const std::uint8_t* ip, bool v4) const noexcept {
   if (v4) {
     const auto it = dev_by_v4.find(wire::load_be32(ip));
     return it == dev_by_v4.end() ? std::numeric_limits<std::uint32_t>::max() : it->second;
@@ -402,8 +410,8 @@ void Engine::switch_receive(std::uint32_t port, std::uint32_t buffer, std::size_
   if (!routes_ready) compute_routes();
   L3View v;
   const std::uint32_t dev =
-      view_l3(f, length, v) ? device_of_ip(f + v.ip + (v.v4 ? 16 : 24), v.v4) : ~0U;
-  if (dev >= devices.size() || sw.routes[dev].empty()) {  // nowhere to go
+      view_l3(f, length, v) ? node_of_ip(f + v.ip + (v.v4 ? 16 : 24), v.v4) : ~0U;
+  if (dev >= host_ports.size() || sw.routes[dev].empty()) {  // nowhere to go
     ++stats.packets_dropped;
     release_buffer(buffer);
     return;
@@ -437,8 +445,8 @@ void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::si
       return;
     }
   }
-  const Device* d = lrh ? device_by_lid(lrh->dlid) : nullptr;
-  if (d == nullptr || sw.routes[d->index_].empty()) {  // nowhere to go
+  const std::uint32_t node = lrh ? node_by_lid(lrh->dlid) : ~0U;
+  if (node >= host_ports.size() || sw.routes[node].empty()) {  // nowhere to go
     ++stats.packets_dropped;
     drop_ib(port, buffer, length);
     return;
@@ -449,7 +457,7 @@ void Engine::switch_receive_ib(std::uint32_t port, std::uint32_t buffer, std::si
   const auto in_vl = static_cast<std::uint8_t>(lrh->vl & 7);
   const auto tc = static_cast<std::uint8_t>(sw.cfg.sl_to_vl[lrh->sl & 7] & 7);
   if (tc != in_vl) (void)wire::ib::set_vl({buffers[buffer], length}, tc);
-  const std::vector<std::uint32_t>& choice = sw.routes[d->index_];
+  const std::vector<std::uint32_t>& choice = sw.routes[node];
   const std::uint32_t local = sw.cfg.routing == Routing::Adaptive && choice.size() > 1
                                   ? adaptive_choice(switches[sw_ports[port].sw], choice, tc)
                                   : lft_choice(choice, lrh->dlid);
@@ -688,20 +696,21 @@ void Engine::pfc_refresh(std::uint32_t port, std::uint64_t what) {
 // The storm's source (HostConfig::pfc_storm): the host's port pauses the
 // switch on one priority, renewing the pause when half of it has passed (the
 // switches' rule, send_pfc), until the storm's end, which sends an XON.
-void Engine::host_pfc(std::uint32_t dev) {
-  const PfcStorm& storm = devices[dev]->config().pfc_storm;
-  Link& up = *host_uplink[dev];
+void Engine::host_pfc(std::uint32_t node) {
+  const HostPort& hp = host_ports[node];
+  const PfcStorm& storm = hp.device->config().pfc_storm;
+  Link& up = *host_uplink[node];
   const std::uint8_t prio = storm.priority & 7;
   const bool over = now >= storm.until;
   wire::PauseFrame pf;
-  pf.src = devices[dev]->config().mac;
+  pf.src = hp.device->mac(hp.num);
   pf.dst = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
   pf.opcode = wire::kPfcOpcode;
   pf.class_enable = static_cast<std::uint16_t>(1U << prio);
   pf.quanta[prio] = over ? 0 : kXoffQuanta;
   const std::uint32_t buf = take_buffer(kSmallBuffer);  // encode_pause writes 60 bytes
   const std::size_t n = wire::encode_pause(pf, {buffers[buf], buffer_size(buf)});
-  ++(over ? host_stats[dev].tx_xon : host_stats[dev].tx_pause)[prio];
+  ++(over ? host_stats[node].tx_xon : host_stats[node].tx_pause)[prio];
   // At the sender's port the capture shows it as it leaves the host, like
   // every frame the host sends (transmit()); ahead of any queued frame,
   // after the one being serialised.
@@ -711,7 +720,7 @@ void Engine::host_pfc(std::uint32_t dev) {
   if (over) return;
   const Time half =
       wire::pause_quanta_ns(kXoffQuanta, static_cast<std::uint64_t>(up.cfg.rate_bps)) / 2;
-  schedule(std::min(now + std::max<Time>(half, 1), storm.until), EventKind::HostPfc, dev, 0);
+  schedule(std::min(now + std::max<Time>(half, 1), storm.until), EventKind::HostPfc, node, 0);
 }
 
 void Engine::apply_pause(Link& ln, wire::Bytes frame,

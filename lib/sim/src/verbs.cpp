@@ -159,13 +159,21 @@ int CompletionQueue::poll(int n, ibv_wc* wc) {
 
 // --- Device -------------------------------------------------------------------
 
-Device::Device(Fabric& fabric, HostConfig config, std::uint32_t index)
-    : fabric_(&fabric), config_(std::move(config)), index_(index) {}
+Device::Device(Fabric& fabric, HostConfig config, std::uint32_t node)
+    : fabric_(&fabric), config_(std::move(config)), node_(node) {}
 Device::~Device() = default;
+
+const wire::MacAddress& Device::mac(std::uint8_t port) const noexcept {
+  return has_port(port) && port > 1 ? config_.more_ports[port - 2U].mac : config_.mac;
+}
+
+const wire::IpAddress& Device::ip(std::uint8_t port) const noexcept {
+  return has_port(port) && port > 1 ? config_.more_ports[port - 2U].ip : config_.ip;
+}
 
 ibv_port_attr Device::query_port(std::uint8_t port) const noexcept {
   ibv_port_attr a{};
-  if (port != 1) return a;
+  if (!has_port(port)) return a;
   a.state = IBV_PORT_ACTIVE;
   a.max_mtu = mtu_enum(config_.port_mtu);
   a.active_mtu = mtu_enum(config_.port_mtu);
@@ -178,7 +186,7 @@ ibv_port_attr Device::query_port(std::uint8_t port) const noexcept {
     // The trivial subnet manager's assignment (fabric.hpp): ACTIVE with a
     // LID, LMC 0, the SM on the first host's port (LID 1), which says so.
     a.link_layer = IBV_LINK_LAYER_INFINIBAND;
-    a.lid = lid();
+    a.lid = lid(port);
     a.sm_lid = kSmLid;
     a.lmc = 0;
     a.sm_sl = 0;
@@ -187,31 +195,33 @@ ibv_port_attr Device::query_port(std::uint8_t port) const noexcept {
   return a;
 }
 
-ibv_gid Device::gid(int index) const noexcept {
+ibv_gid Device::gid(int index, std::uint8_t port) const noexcept {
   ibv_gid g{};
-  if (index != 0) return g;
+  if (index != 0 || !has_port(port)) return g;
   if (fabric_->engine().ib) {
     // fe80::<port GUID>: the link-local subnet prefix and the port GUID.
     g.raw[0] = 0xFE;
     g.raw[1] = 0x80;
-    const std::uint64_t guid = port_guid();
+    const std::uint64_t guid = port_guid(port);
     for (int i = 0; i < 8; ++i) g.raw[8 + i] = static_cast<std::uint8_t>(guid >> (56 - 8 * i));
   } else {
-    std::memcpy(g.raw, config_.ip.bytes.data(), sizeof g.raw);
+    std::memcpy(g.raw, ip(port).bytes.data(), sizeof g.raw);
   }
   return g;
 }
 
-std::uint16_t Device::lid() const noexcept {
-  // Hosts get LIDs in the order they join (a real SM's sweep may number
-  // them otherwise); 4096 hosts at most stay far below the multicast LIDs.
-  return fabric_->engine().ib ? static_cast<std::uint16_t>(index_ + 1) : 0;
+std::uint16_t Device::lid(std::uint8_t port) const noexcept {
+  // Ports get LIDs in the order their hosts join (a real SM's sweep may
+  // number them otherwise); 4096 hosts of a few ports stay far below the
+  // multicast LIDs.
+  if (!fabric_->engine().ib || !has_port(port)) return 0;
+  return static_cast<std::uint16_t>(Engine::node_of(*this, port) + 1);
 }
 
-std::uint64_t Device::port_guid() const noexcept {
+std::uint64_t Device::port_guid(std::uint8_t port) const noexcept {
   // Modified EUI-64 (RFC 4291, appendix A): the MAC's two halves around
   // FF:FE, the universal/local bit (bit 1 of the first byte) inverted.
-  const wire::MacAddress& m = config_.mac;
+  const wire::MacAddress& m = mac(port);
   const std::array<std::uint8_t, 8> b = {
       static_cast<std::uint8_t>(m[0] ^ 0x02), m[1], m[2], 0xFF, 0xFE, m[3], m[4], m[5]};
   std::uint64_t guid = 0;
@@ -397,24 +407,28 @@ int ProtectionDomain::destroy_qp(QueuePair* qp) {
 
 namespace {
 
-/// The host an address vector leads to, or nullptr when it names none. On
-/// RoCE the GRH's destination GID names it (an AV without a GRH has no
+/// The host port an address vector leads to, or nullptr when it names none.
+/// On RoCE the GRH's destination GID names it (an AV without a GRH has no
 /// destination). On InfiniBand the DLID names it; a GRH is optional, and when
-/// there its destination GID must be that host's; the SL must have a VL.
-Device* av_destination(const Engine& e, const ibv_ah_attr& av) noexcept {
-  if (!e.ib) return av.is_global != 0 ? e.device_by_gid(av.grh.dgid) : nullptr;
-  Device* d = e.device_by_lid(av.dlid);
-  if (d == nullptr || av.sl > kMaxSl) return nullptr;
-  if (av.is_global != 0 && e.device_by_gid(av.grh.dgid) != d) return nullptr;
-  return d;
+/// there its destination GID must be that port's; the SL must have a VL.
+const Engine::HostPort* av_destination(const Engine& e, const ibv_ah_attr& av) noexcept {
+  std::uint32_t node = ~0U;
+  if (!e.ib) {
+    if (av.is_global != 0) node = e.node_by_gid(av.grh.dgid);
+  } else {
+    node = e.node_by_lid(av.dlid);
+    if (av.sl > kMaxSl || (av.is_global != 0 && e.node_by_gid(av.grh.dgid) != node)) node = ~0U;
+  }
+  return node < e.host_ports.size() ? &e.host_ports[node] : nullptr;
 }
 
 }  // namespace
 
-void address_ib(wire::FrameSpec& f, const Device& self, const ibv_ah_attr& av) noexcept {
+void address_ib(wire::FrameSpec& f, const Device& self, std::uint8_t port,
+                const ibv_ah_attr& av) noexcept {
   f.link_layer = wire::LinkLayer::Infiniband;
   f.dlid = av.dlid;
-  f.slid = self.lid();
+  f.slid = self.lid(port);
   f.sl = av.sl;
   f.vl = av.sl;  // the identity SL-to-VL table of the model (fabric.hpp)
   f.ib_global = av.is_global != 0;
@@ -422,7 +436,7 @@ void address_ib(wire::FrameSpec& f, const Device& self, const ibv_ah_attr& av) n
     // The GRH: the port's one GID (whatever sgid_index says: the table has
     // one entry) and the AV's, traffic class, flow label and hop limit as
     // given.
-    const ibv_gid sgid = self.gid(0);
+    const ibv_gid sgid = self.gid(0, port);
     std::array<std::uint8_t, 16> src{};
     std::array<std::uint8_t, 16> dst{};
     std::memcpy(src.data(), sgid.raw, src.size());
@@ -436,12 +450,12 @@ void address_ib(wire::FrameSpec& f, const Device& self, const ibv_ah_attr& av) n
 }
 
 AddressHandle* ProtectionDomain::create_ah(const ibv_ah_attr& attr) {
-  Device* dest = av_destination(device_->fabric().engine(), attr);
-  if (dest == nullptr || attr.port_num != 1) {
+  const Engine::HostPort* dest = av_destination(device_->fabric().engine(), attr);
+  if (dest == nullptr || !device_->has_port(attr.port_num)) {
     errno = EINVAL;
     return nullptr;
   }
-  ahs_.push_back(std::make_unique<AddressHandle>(attr, *dest));
+  ahs_.push_back(std::make_unique<AddressHandle>(attr, *dest->device, dest->num));
   device_->add_ah(ahs_.back().get());
   return ahs_.back().get();
 }
@@ -588,7 +602,7 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   if ((mask & required) != required || (mask & ~(required | optional)) != 0) return EINVAL;
 
   // Value checks.
-  if ((mask & IBV_QP_PORT) != 0 && a.port_num != 1) return EINVAL;
+  if ((mask & IBV_QP_PORT) != 0 && !q.device->has_port(a.port_num)) return EINVAL;
   if ((mask & IBV_QP_PKEY_INDEX) != 0 && a.pkey_index != 0) return EINVAL;
   if ((mask & IBV_QP_TIMEOUT) != 0 && a.timeout > 31) return EINVAL;
   if ((mask & IBV_QP_RETRY_CNT) != 0 && a.retry_cnt > 7) return EINVAL;
@@ -604,18 +618,26 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
     mtu = mtu_bytes(a.path_mtu);
     if (mtu == 0 || mtu > q.device->config().port_mtu) return EINVAL;
   }
+  // The QP's port, and the AV's: 0 (the QP's) or the same port.
+  const std::uint8_t port = (mask & IBV_QP_PORT) != 0 ? a.port_num : q.port;
   Device* peer = q.peer;
+  std::uint8_t peer_port = q.peer_port;
   if ((mask & IBV_QP_AV) != 0) {
-    if (a.ah_attr.port_num > 1) return EINVAL;
-    peer = av_destination(*q.engine, a.ah_attr);
-    if (peer == nullptr) return EINVAL;
+    if (a.ah_attr.port_num != 0 && a.ah_attr.port_num != port) return EINVAL;
+    const Engine::HostPort* dest = av_destination(*q.engine, a.ah_attr);
+    if (dest == nullptr) return EINVAL;
+    peer = dest->device;
+    peer_port = dest->num;
   }
 
   // Apply.
   ibv_qp_attr& s = q.attr;
   if ((mask & IBV_QP_ACCESS_FLAGS) != 0) s.qp_access_flags = a.qp_access_flags;
   if ((mask & IBV_QP_PKEY_INDEX) != 0) s.pkey_index = a.pkey_index;
-  if ((mask & IBV_QP_PORT) != 0) s.port_num = a.port_num;
+  if ((mask & IBV_QP_PORT) != 0) {
+    s.port_num = a.port_num;
+    q.port = a.port_num;
+  }
   if ((mask & IBV_QP_QKEY) != 0) s.qkey = a.qkey;
   if ((mask & IBV_QP_PATH_MTU) != 0) {
     s.path_mtu = a.path_mtu;
@@ -651,21 +673,22 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   if ((mask & IBV_QP_AV) != 0) {
     s.ah_attr = a.ah_attr;
     q.peer = peer;
+    q.peer_port = peer_port;
   }
   if (next == IBV_QPS_RTR && q.type != IBV_QPT_UD) {
     // The frame template of this connection.
     Engine& e = *q.engine;
-    q.link = &e.link(e.device_index(*q.device), e.device_index(*q.peer));
+    q.link = &e.link(Engine::node_of(*q.device, q.port), Engine::node_of(*q.peer, q.peer_port));
     wire::FrameSpec& f = q.spec;
-    f.src_mac = q.device->config().mac;
-    f.dst_mac = q.peer->config().mac;
-    f.src_ip = q.device->config().ip;
-    f.dst_ip = q.peer->config().ip;
+    f.src_mac = q.device->mac(q.port);
+    f.dst_mac = q.peer->mac(q.peer_port);
+    f.src_ip = q.device->ip(q.port);
+    f.dst_ip = q.peer->ip(q.peer_port);
     f.traffic_class = s.ah_attr.grh.traffic_class;
     f.hop_limit = s.ah_attr.grh.hop_limit != 0 ? s.ah_attr.grh.hop_limit : 64;
     f.flow_label = s.ah_attr.grh.flow_label;
     f.udp_src_port = wire::udp_source_port(q.qpn, s.dest_qp_num);
-    if (e.ib) address_ib(f, *q.device, s.ah_attr);
+    if (e.ib) address_ib(f, *q.device, q.port, s.ah_attr);
     // The adaptive-routing window, only when the model is on (set before RTR).
     q.ar_held.assign(
         q.options.adaptive_routing ? std::max<std::uint32_t>(1, q.options.ar_window) : 0, {});

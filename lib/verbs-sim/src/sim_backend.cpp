@@ -286,7 +286,7 @@ class SimContext final : public Context {
     for (int i = 0; i < p.gid_table_len; ++i) {
       GidEntry e;
       e.index = i;
-      e.gid = dev_.gid(i);
+      e.gid = dev_.gid(i, port);
       // An InfiniBand port's GID is not a RoCE one (fe80::<port GUID>) and
       // belongs to no Ethernet interface.
       const bool ib = p.link_layer == IBV_LINK_LAYER_INFINIBAND;
@@ -306,6 +306,7 @@ class SimContext final : public Context {
     d.max_sge = l.max_sge;
     d.max_srq = l.max_srq;
     d.max_srq_wr = l.max_srq_wr;
+    d.phys_port_cnt = dev_.port_count();
     return d;
   }
   std::unique_ptr<ProtectionDomain> alloc_pd() override {

@@ -300,6 +300,7 @@ class IbvContext final : public Context {
     d.max_srq_wr = a.orig_attr.max_srq_wr;
     d.max_cq_count = a.cq_mod_caps.max_cq_count;
     d.max_cq_period = a.cq_mod_caps.max_cq_period;
+    d.phys_port_cnt = a.orig_attr.phys_port_cnt;
     return d;
   }
 

@@ -174,6 +174,7 @@ class Id {
   EventChannel* channel_;
   State state_ = State::Idle;
   Device* device_ = nullptr;
+  std::uint8_t hca_port_ = 1;  // the port of device_ it is bound to (its IP's)
   wire::IpAddress local_ip_, remote_ip_;
   ibv_gid remote_gid_{};
   std::uint16_t remote_lid_ = 0;  // InfiniBand: the peer port's LID (the path's DLID)
@@ -191,7 +192,8 @@ class Id {
 };
 
 /// The CM of one simulated fabric: one agent (QP 1 and its buffers) per
-/// host, created when an id first uses the host.
+/// host port. An id is bound to the port whose IP address it resolves or
+/// listens on.
 class Manager {
  public:
   /// `hosts`: the fabric's devices; `seed` picks comm IDs and starting PSNs.
@@ -207,14 +209,20 @@ class Manager {
   friend class EventChannel;
   friend class Id;
   struct Agent;
-  Agent* agent(Device& d);
-  Device* host_with(const wire::IpAddress& ip) const;
+  Agent* agent(Device& d, std::uint8_t port);
+  /// The host port with this IP address.
+  struct HostPort {
+    Device* device = nullptr;
+    std::uint8_t port = 1;
+  };
+  [[nodiscard]] std::optional<HostPort> host_with(const wire::IpAddress& ip) const;
   /// The fabric is InfiniBand: LIDs, no GRH (see the top of this file).
   [[nodiscard]] bool infiniband() const noexcept;
   void send(Id& from, const wire::cm::Mad& mad);
-  /// Sends `mad` from `from`'s QP 1 to the QP 1 of the port with GID `to`
-  /// (InfiniBand: by its LID `to_lid`).
-  void send_to(Device& from, const ibv_gid& to, std::uint16_t to_lid, const wire::cm::Mad& mad);
+  /// Sends `mad` from the QP 1 of `from`'s port `port` to the QP 1 of the
+  /// port with GID `to` (InfiniBand: by its LID `to_lid`).
+  void send_to(Device& from, std::uint8_t port, const ibv_gid& to, std::uint16_t to_lid,
+               const wire::cm::Mad& mad);
   /// Reads every MAD that arrived, turning them into events.
   void pump();
   void on_mad(Agent& a, std::span<const std::uint8_t> mad);

@@ -27,6 +27,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -284,9 +285,12 @@ class AddressHandle {
  public:
   [[nodiscard]] ibv_ah* get() noexcept { return &raw_; }
   [[nodiscard]] const ibv_ah_attr& attr() const noexcept { return attr_; }
-  /// The device that has the destination GID (InfiniBand: the DLID).
+  /// The device that has the destination GID (InfiniBand: the DLID), and
+  /// which of its ports.
   [[nodiscard]] Device& destination() const noexcept { return *dest_; }
-  AddressHandle(const ibv_ah_attr& attr, Device& dest) noexcept : attr_(attr), dest_(&dest) {}
+  [[nodiscard]] std::uint8_t destination_port() const noexcept { return dest_port_; }
+  AddressHandle(const ibv_ah_attr& attr, Device& dest, std::uint8_t dest_port) noexcept
+      : attr_(attr), dest_(&dest), dest_port_(dest_port) {}
 
  private:
   friend struct Engine;
@@ -294,6 +298,7 @@ class AddressHandle {
   ibv_ah raw_{};
   ibv_ah_attr attr_;
   Device* dest_;
+  std::uint8_t dest_port_;
 };
 
 /// A shared receive queue (ibv_create_srq): one pool of receive WQEs that
@@ -481,11 +486,12 @@ class ProtectionDomain {
   /// ibv_create_qp: nullptr with errno EINVAL (unknown CQ, unsupported type,
   /// zero-sized queue, caps above the device limits).
   [[nodiscard]] QueuePair* create_qp(const ibv_qp_init_attr& attr);
-  /// QP 1, the General Services Interface QP (a UD QP) that carries the
-  /// simulated Communication Manager's MADs (sim/cm.hpp); nullptr with errno
-  /// EEXIST when the device has one already. Not a verbs call: on a real
-  /// device the kernel's MAD layer owns QP 1.
-  [[nodiscard]] QueuePair* create_gsi_qp(const ibv_qp_init_attr& attr);
+  /// QP 1 of port `port`, the General Services Interface QP (a UD QP) that
+  /// carries the simulated Communication Manager's MADs (sim/cm.hpp), to be
+  /// taken to INIT on that port; nullptr with errno EEXIST when the port has
+  /// one already, EINVAL for a port the device does not have. Not a verbs
+  /// call: on a real device the kernel's MAD layer owns each port's QP 1.
+  [[nodiscard]] QueuePair* create_gsi_qp(const ibv_qp_init_attr& attr, std::uint8_t port = 1);
   /// ibv_destroy_qp: 0, or EINVAL for a QP of another PD.
   [[nodiscard]] int destroy_qp(QueuePair* qp);
 
@@ -535,7 +541,8 @@ struct DeviceLimits {
   int max_srq_sge = 32;
 };
 
-/// One simulated NIC with a single port (port 1) and one GID (index 0).
+/// One simulated NIC: port 1, and one more port for each of
+/// HostConfig::more_ports, each port with one GID (index 0).
 class Device {
  public:
   [[nodiscard]] const std::string& name() const noexcept { return config_.name; }
@@ -543,22 +550,39 @@ class Device {
   [[nodiscard]] const DeviceLimits& limits() const noexcept { return limits_; }
   [[nodiscard]] Fabric& fabric() const noexcept { return *fabric_; }
 
+  /// ibv_query_device's phys_port_cnt: 1 + HostConfig::more_ports.size().
+  [[nodiscard]] std::uint8_t port_count() const noexcept {
+    return static_cast<std::uint8_t>(1 + config_.more_ports.size());
+  }
+  /// True for a port number the device has (1 .. port_count()).
+  [[nodiscard]] bool has_port(std::uint32_t port) const noexcept {
+    return port >= 1 && port <= port_count();
+  }
+  /// A port's MAC and IP address (port 1: HostConfig::mac and ip; others
+  /// from HostConfig::more_ports). Port numbers the device does not have
+  /// give port 1's.
+  [[nodiscard]] const wire::MacAddress& mac(std::uint8_t port = 1) const noexcept;
+  [[nodiscard]] const wire::IpAddress& ip(std::uint8_t port = 1) const noexcept;
+
   /// ibv_query_port: state ACTIVE, max_mtu and active_mtu from the port MTU,
   /// gid_tbl_len 1, link layer Ethernet. On InfiniBand: link layer
   /// InfiniBand, the port's LID, sm_lid 1 (the first host runs the subnet
-  /// manager, and its port says so with IBV_PORT_SM in port_cap_flags),
-  /// LMC 0, sm_sl 0.
+  /// manager, and its port 1 says so with IBV_PORT_SM in port_cap_flags),
+  /// LMC 0, sm_sl 0. All zero (state IBV_PORT_NOP) for a port the device
+  /// does not have.
   [[nodiscard]] ibv_port_attr query_port(std::uint8_t port = 1) const noexcept;
-  /// ibv_query_gid: index 0 is the host's IP as a RoCEv2 GID (IPv4-mapped
-  /// for IPv4); on InfiniBand, fe80::<port GUID>. Any other index gives an
-  /// all-zero GID.
-  [[nodiscard]] ibv_gid gid(int index = 0) const noexcept;
-  /// InfiniBand: the LID the fabric's subnet manager gave the port (hosts
-  /// numbered from 1 in the order they joined). 0 on Ethernet.
-  [[nodiscard]] std::uint16_t lid() const noexcept;
-  /// The port GUID: the MAC as a modified EUI-64 (02:00:00:00:00:02 gives
-  /// 0x000000fffe000002), in host order. Also the node GUID.
-  [[nodiscard]] std::uint64_t port_guid() const noexcept;
+  /// ibv_query_gid: index 0 is the port's IP as a RoCEv2 GID (IPv4-mapped
+  /// for IPv4); on InfiniBand, fe80::<port GUID>. Any other index, or a
+  /// port the device does not have, gives an all-zero GID.
+  [[nodiscard]] ibv_gid gid(int index = 0, std::uint8_t port = 1) const noexcept;
+  /// InfiniBand: the LID the fabric's subnet manager gave the port (ports
+  /// numbered from 1 in the order their hosts joined). 0 on Ethernet, or
+  /// for a port the device does not have.
+  [[nodiscard]] std::uint16_t lid(std::uint8_t port = 1) const noexcept;
+  /// The port GUID: the port's MAC as a modified EUI-64 (02:00:00:00:00:02
+  /// gives 0x000000fffe000002), in host order. Port 1's is also the node
+  /// GUID.
+  [[nodiscard]] std::uint64_t port_guid(std::uint8_t port = 1) const noexcept;
 
   /// ibv_alloc_pd.
   [[nodiscard]] ProtectionDomain* alloc_pd();
@@ -623,7 +647,8 @@ class Device {
   };
   [[nodiscard]] Counters counters() const noexcept;
 
-  Device(Fabric& fabric, HostConfig config, std::uint32_t index);
+  /// `node`: the fabric's number of its port 1 (its other ports follow).
+  Device(Fabric& fabric, HostConfig config, std::uint32_t node);
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -656,12 +681,20 @@ class Device {
   /// keeps a reference) but can no longer match any QP.
   void remove_qp(std::uint32_t qpn, const QpImpl* qp) noexcept {
     retire_counters(*qp);
-    if (qpn < qps_.size()) qps_[qpn] = nullptr;
+    if (qpn < qps_.size() && qps_[qpn] == qp) qps_[qpn] = nullptr;
+    for (QpImpl*& g : gsi_)
+      if (g == qp) g = nullptr;
     for (auto& [index, mw] : mws_) mw->forget_qp(qp);
   }
-  /// The QP with number `qpn`, nullptr when there is none.
+  /// The QP with number `qpn`, nullptr when there is none. QP1 is port
+  /// 1's GSI QP; another port's is gsi_qp(port).
   [[nodiscard]] QpImpl* qp_by_num(std::uint32_t qpn) const noexcept {
     return qpn < qps_.size() ? qps_[qpn] : nullptr;
+  }
+  /// The QP a packet arriving at `port` with destination QP `qpn` is for:
+  /// QP1 is that port's GSI QP.
+  [[nodiscard]] QpImpl* qp_at_port(std::uint32_t qpn, std::uint8_t port) const noexcept {
+    return qpn == 1 && port > 1 ? gsi_[port - 1U] : qp_by_num(qpn);
   }
   void add_ah(AddressHandle* ah) { ahs_[ah->get()] = ah; }
   /// False when the handle is not this device's.
@@ -679,7 +712,7 @@ class Device {
   Fabric* fabric_;
   HostConfig config_;
   DeviceLimits limits_;
-  std::uint32_t index_;
+  std::uint32_t node_;             // the fabric's number of port 1; port p is node_ + p - 1
   std::uint32_t next_qpn_ = 0x11;  // rxe starts its QP numbers at 0x11
   std::uint32_t next_key_ = 1;
   std::vector<std::unique_ptr<ProtectionDomain>> pds_;
@@ -689,6 +722,8 @@ class Device {
   /// the CM's QP), so a table indexed by the number is dense, and the data
   /// path finds a frame's QP with one load however many QPs there are.
   std::vector<QpImpl*> qps_;
+  /// The GSI QPs (QP1) of ports 2 and up, by port - 1 (port 1's is qps_[1]).
+  std::array<QpImpl*, kMaxHostPorts> gsi_{};
   std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;   // by key
   std::unordered_map<std::uint32_t, MemoryWindow*> mws_;   // by key index (key >> 8)
   std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle

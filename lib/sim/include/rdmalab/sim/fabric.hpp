@@ -29,14 +29,14 @@
 //
 // InfiniBand (FabricConfig::link_layer = wire::LinkLayer::Infiniband):
 //  - A trivial subnet manager: each host's port gets a LID in the order the
-//    hosts join the fabric (add_host: 1, 2, 3, ...), LMC 0, and the subnet
-//    manager is the first host's (SM LID 1). A real subnet manager (OpenSM)
-//    sweeps the fabric and may number the ports differently. The port is
-//    ACTIVE at once (no INIT/ARMED steps), its link layer InfiniBand; its GID
-//    table holds one GID, fe80::<port GUID>, the GUID derived from the host's
-//    MAC as a modified EUI-64 (RFC 4291, appendix A: FF:FE in the middle, the
-//    universal/local bit inverted), so the GID is the IPv6 link-local
-//    address of that MAC. No RoCE GIDs. Device::lid(), Device::query_port().
+//    hosts join the fabric (add_host: 1, 2, 3, ...; a host's ports in turn),
+//    LMC 0, and the subnet manager is the first host's (SM LID 1). A real
+//    subnet manager (OpenSM) sweeps the fabric and may number the ports
+//    differently. The port is ACTIVE at once (no INIT/ARMED steps), its link
+//    layer InfiniBand; its GID table holds one GID, fe80::<port GUID>, the
+//    GUID derived from the port's MAC as a modified EUI-64 (RFC 4291, appendix A: FF:FE in the
+//    middle, the universal/local bit inverted), so the GID is the IPv6 link-local address of that
+//    MAC. No RoCE GIDs. Device::lid(), Device::query_port().
 //  - Every packet is LRH [GRH] BTH ... ICRC VCRC (wire::FrameSpec with
 //    link_layer Infiniband): DLID from the address vector (ah_attr.dlid),
 //    SLID the sender's LID, SL from ah_attr.sl, VL = SL at the host (an
@@ -224,11 +224,33 @@ struct PfcStorm {
   Time until = kForever;
 };
 
+/// The addresses of one more port of a host's NIC (HostConfig::more_ports).
+struct HostPortConfig {
+  wire::MacAddress mac{};
+  wire::IpAddress ip;
+};
+
+/// The most ports one simulated NIC may have: ports 1-8. Real HCAs have one
+/// or two.
+inline constexpr std::size_t kMaxHostPorts = 8;
+
 /// One simulated host: its name and addresses. The IP address is IPv4 or
 /// IPv6; it is the host's RoCEv2 GID (index 0), IPv4-mapped for IPv4. On an
 /// InfiniBand fabric the IP address is the host's IPoIB address (what the
 /// CM resolves), the MAC gives the port GUID and the GID, and the LID is
 /// the subnet manager's (see the top of this file).
+///
+/// A host's NIC has port 1 (`mac`, `ip`) and one more port for each entry
+/// of `more_ports` (ports 2, 3, ...), each with its own MAC, IP address,
+/// GID and (InfiniBand) LID, as a dual-port HCA has (ibv_query_device's
+/// phys_port_cnt; ConnectX-3 and older show both ports on one device, and
+/// ConnectX-4 and later each port as a device of its own: add one host per
+/// port for those). A QP belongs to the port its INIT transition names
+/// (ibv_qp_attr::port_num): it sends from that port's addresses and link,
+/// and only packets arriving at that port reach it. The QP numbers are the
+/// device's, shared by its ports, except the GSI QP (QP1), which each port
+/// has. Everything else (port MTU, NIC costs, DCQCN, counters) is the
+/// NIC's, the same for all its ports.
 struct HostConfig {
   std::string name;
   wire::MacAddress mac{};
@@ -274,6 +296,10 @@ struct HostConfig {
 
   /// Off by default; see PfcStorm.
   PfcStorm pfc_storm{};
+
+  /// Ports 2 .. kMaxHostPorts (none by default); add_host() refuses more
+  /// (std::invalid_argument).
+  std::vector<HostPortConfig> more_ports{};
 };
 
 /// Deviations from the IBTA that reproduce Soft-RoCE (rdma_rxe) behaviour.
@@ -340,6 +366,9 @@ struct FabricStats {
   /// InfiniBand: packets a host's port dropped because their DLID is not
   /// its LID.
   std::uint64_t wrong_dlid = 0;
+  /// Packets that arrived at a host's port for a QP of another of its
+  /// ports (the QP belongs to the port its INIT named), dropped.
+  std::uint64_t wrong_port = 0;
 };
 
 class Device;
@@ -356,24 +385,34 @@ class Fabric {
   Fabric& operator=(const Fabric&) = delete;
 
   /// Adds a host with its NIC. The reference stays valid as long as the
-  /// fabric lives. On InfiniBand its port gets the next LID (1 for the
-  /// first host); a HostConfig::pfc_storm throws std::invalid_argument.
+  /// fabric lives. On InfiniBand its ports get the next LIDs (1 for the
+  /// first host's port 1, then its port 2 if it has one, ...); a
+  /// HostConfig::pfc_storm throws std::invalid_argument, as do more than
+  /// kMaxHostPorts ports.
   Device& add_host(const HostConfig& config);
 
   /// The model of the direction from -> to (created from the default on
-  /// first use). Change it at any time; it applies to packets sent later.
-  /// Once `from` is connected to a switch, this is its port's link to the
-  /// switch, whatever `to` is.
+  /// first use), port 1 to port 1, or the ports given. Change it at any
+  /// time; it applies to packets sent later. Once `from`'s port is
+  /// connected to a switch, this is that port's link to the switch,
+  /// whatever `to` is. Without a switch every port of every host reaches
+  /// every other by a wire of its own. A port the device does not have
+  /// throws std::out_of_range.
   LinkConfig& link(const Device& from, const Device& to);
+  LinkConfig& link(const Device& from, std::uint8_t from_port, const Device& to,
+                   std::uint8_t to_port);
 
   /// Adds a switch (see switch.hpp). Its ports are made by connect(). On
   /// InfiniBand, a configuration with PFC or ECN marking on any class, or
   /// with Routing::Adaptive, throws std::invalid_argument.
   SwitchId add_switch(const SwitchConfig& config);
-  /// Joins a host's port to a new port of `sw` by a link, the same model in
-  /// both directions. From now on everything the host sends goes to the
-  /// switch. A host has one port. Connect before QPs are set up.
+  /// Joins a host's port (port 1, or `port`) to a new port of `sw` by a
+  /// link, the same model in both directions. From now on everything that
+  /// port sends goes to the switch. Connect before QPs are set up. A port
+  /// the device does not have throws std::out_of_range, one already
+  /// connected std::logic_error.
   void connect(Device& host, SwitchId sw, const LinkConfig& link);
+  void connect(Device& host, std::uint8_t port, SwitchId sw, const LinkConfig& link);
   /// Joins two switches by a link (a new port on each).
   void connect(SwitchId a, SwitchId b, const LinkConfig& link);
   /// The link model of a switch port's egress (towards its peer): change
@@ -384,8 +423,9 @@ class Fabric {
   [[nodiscard]] std::size_t switch_ports(SwitchId sw) const;
   /// The counters of a switch's port `port` (numbered in connect() order).
   [[nodiscard]] SwitchPortStats switch_port_stats(SwitchId sw, std::size_t port) const;
-  /// The PFC counters of a host's port (zero for a host on no switch).
-  [[nodiscard]] HostPortStats host_port_stats(const Device& host) const;
+  /// The counters of a host's port (port 1, or `port`; zero for a port on
+  /// no switch).
+  [[nodiscard]] HostPortStats host_port_stats(const Device& host, std::uint8_t port = 1) const;
   /// The egress port (numbered as switch_port_stats() numbers them) that
   /// `sw` takes under Routing::Ecmp for a UDP datagram from `src` to `dst`
   /// with these ports: the hash the switch applies to every such frame (a

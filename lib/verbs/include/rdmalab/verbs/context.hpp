@@ -82,6 +82,8 @@ struct DeviceAttrs {
   /// (µs); both 0 when the device cannot moderate (rxe).
   std::uint16_t max_cq_count = 0;
   std::uint16_t max_cq_period = 0;
+  /// Ports of the device (phys_port_cnt), numbered from 1.
+  std::uint8_t phys_port_cnt = 1;
 };
 
 class Context {
