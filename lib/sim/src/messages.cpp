@@ -24,8 +24,11 @@ constexpr std::array kCatalog{
             "“{}”不是前面定义过的主机或交换机"},
     Message{"topology.bad_link", "a link joins a host to a switch, or two different switches",
             "link 只能连接主机与交换机，或两台不同的交换机"},
-    Message{"topology.host_linked", "host '{}' already has its link (a host has one port)",
-            "主机“{}”已经有链路了（一台主机只有一个端口）"},
+    Message{"topology.host_linked", "port {1} of host '{0}' already has its link",
+            "主机“{0}”的端口 {1} 已经有链路了"},
+    Message{"topology.bad_port",
+            "'{}' names no port: a host's port is NAME:P, P from 1 to its ports= count",
+            "“{}”不是有效的端口：主机端口写作 名称:P，P 从 1 到它的 ports= 数目"},
     Message{"topology.empty", "no host is defined", "没有定义任何主机"},
     Message{"ib.refused",
             "{} is an Ethernet/RoCE feature and cannot be configured on an InfiniBand fabric "

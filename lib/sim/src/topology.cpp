@@ -19,16 +19,27 @@ bool number(std::string_view s, std::size_t& out) {
   return r.ec == std::errc{} && r.ptr == s.data() + s.size() && out > 0;
 }
 
-HostConfig host_config(const HostConfig& base, std::size_t i) {
-  HostConfig h = base;
+// Host i's port p (1-based): MAC 02:00:00:(p-1):hi:lo and IPv4 address
+// 10.(p-1).hi.(lo+1), one subnet per port number.
+HostPortConfig port_address(std::size_t i, std::size_t p) {
   const auto hi = static_cast<std::uint8_t>(i >> 8);
   const auto lo = static_cast<std::uint8_t>(i);
-  h.name = "h" + std::to_string(i);
-  h.mac = {0x02, 0, 0, 0, hi, lo};
-  // 10.0.hi.(lo + 1): .0 is left out, .256 wraps into the next hi.
+  const auto sub = static_cast<std::uint8_t>(p - 1);
+  // .0 is left out, .256 wraps into the next hi.
   const std::size_t n = i + 1;
-  h.ip = wire::IpAddress::from_v4(
-      {10, 0, static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)});
+  return {{0x02, 0, 0, sub, hi, lo},
+          wire::IpAddress::from_v4(
+              {10, sub, static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)})};
+}
+
+HostConfig host_config(const HostConfig& base, std::size_t i, std::size_t ports = 1) {
+  HostConfig h = base;
+  h.name = "h" + std::to_string(i);
+  const HostPortConfig first = port_address(i, 1);
+  h.mac = first.mac;
+  h.ip = first.ip;
+  h.more_ports.clear();
+  for (std::size_t p = 2; p <= ports; ++p) h.more_ports.push_back(port_address(i, p));
   return h;
 }
 
@@ -218,7 +229,7 @@ Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec
   struct Entry {
     bool is_switch;
     std::size_t index;  // in Topology::hosts or ::switches
-    bool linked = false;
+    std::uint32_t linked = 0;  // a host's ports with a link (bit p - 1)
   };
   Topology t;
   std::map<std::string, Entry, std::less<>> names;
@@ -286,13 +297,23 @@ Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec
         names.emplace(name, Entry{true, t.switches.size()});
         t.switches.push_back(fabric.add_switch(c));
       } else {
-        check_options({"ip"});
-        HostConfig h = host_config(defaults.host, t.hosts.size());
+        check_options({"ip", "ports"});
+        std::size_t ports = 1;
+        if (opts.contains("ports") &&
+            (!number(opts["ports"], ports) || ports < 1 || ports > kMaxHostPorts))
+          bad_value("ports");
+        HostConfig h = host_config(defaults.host, t.hosts.size(), ports);
         h.name = name;
         if (opts.contains("ip")) {
-          const auto ip = wire::IpAddress::parse(opts["ip"]);
-          if (!ip) bad_value("ip");
-          h.ip = *ip;
+          // One address per port, in order, separated by commas.
+          std::string_view list = opts["ip"];
+          for (std::size_t p = 1; !list.empty(); ++p) {
+            const auto comma = list.find(',');
+            const auto ip = wire::IpAddress::parse(list.substr(0, comma));
+            if (!ip || p > ports) bad_value("ip");
+            (p == 1 ? h.ip : h.more_ports[p - 2].ip) = *ip;
+            list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+          }
         }
         names.emplace(name, Entry{false, t.hosts.size()});
         t.hosts.push_back(&fabric.add_host(h));
@@ -302,11 +323,27 @@ Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec
           w[2].find('=') != std::string_view::npos)
         fail(line_no, topology_message("topology.link_ends"));
       check_options({"rate", "delay"});
-      auto a = names.find(w[1]);
-      auto b = names.find(w[2]);
-      if (a == names.end()) fail(line_no, topology_message("topology.unknown_name", w[1]));
-      if (b == names.end()) fail(line_no, topology_message("topology.unknown_name", w[2]));
-      if (!a->second.is_switch) std::swap(a, b);  // the host, if any, second
+      // A host's end may name its port: NAME:P (port 1 without).
+      const auto end = [&](std::string_view word, std::size_t& port) {
+        port = 1;
+        const auto colon = word.find(':');
+        auto it = names.find(word.substr(0, colon));
+        if (it == names.end()) fail(line_no, topology_message("topology.unknown_name", word));
+        if (colon != std::string_view::npos) {
+          if (it->second.is_switch || !number(word.substr(colon + 1), port) ||
+              !t.hosts[it->second.index]->has_port(static_cast<std::uint32_t>(port)))
+            fail(line_no, topology_message("topology.bad_port", word));
+        }
+        return it;
+      };
+      std::size_t port_a = 1;
+      std::size_t port_b = 1;
+      auto a = end(w[1], port_a);
+      auto b = end(w[2], port_b);
+      if (!a->second.is_switch) {  // the host, if any, second
+        std::swap(a, b);
+        std::swap(port_a, port_b);
+      }
       if (!a->second.is_switch || (b->second.is_switch && a == b))
         fail(line_no, topology_message("topology.bad_link"));
       LinkConfig link = b->second.is_switch ? defaults.fabric_link : defaults.host_link;
@@ -324,9 +361,11 @@ Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec
       if (b->second.is_switch) {
         fabric.connect(sa, t.switches[b->second.index], link);
       } else {
-        if (b->second.linked) fail(line_no, topology_message("topology.host_linked", b->first));
-        b->second.linked = true;
-        fabric.connect(*t.hosts[b->second.index], sa, link);
+        const std::uint32_t bit = 1U << (port_b - 1);
+        if ((b->second.linked & bit) != 0)
+          fail(line_no, topology_message("topology.host_linked", b->first, std::to_string(port_b)));
+        b->second.linked |= bit;
+        fabric.connect(*t.hosts[b->second.index], static_cast<std::uint8_t>(port_b), sa, link);
       }
     } else {
       fail(line_no, topology_message("topology.unknown_statement", kind));

@@ -75,15 +75,20 @@ class TopologyError : public std::runtime_error {
 /// ('#' starts a comment):
 ///
 ///   switch NAME [routing=ecmp|adaptive] [pfc=P,...] [ecn=TC,...] [buffer=BYTES]
-///   host NAME [ip=ADDRESS]
+///   host NAME [ports=N] [ip=ADDRESS,...]
 ///   link A B [rate=100G] [delay=1us]
 ///
-/// Names are unique; a link joins a host to a switch or two switches (a
-/// host has one link). Rates take K, M, G (bits/s); delays ns, us, ms;
-/// byte counts K, M (x1024). Unset values come from `defaults`: the switch
-/// configuration, the link model (rate, delay) and the host template; a
-/// host without ip= gets 10.0.x.y as the presets number them. Hosts come out
-/// in the order the file names them, switches likewise.
+/// Names are unique; a link joins a host's port to a switch, or two
+/// switches. A host has N ports (1 to kMaxHostPorts, 1 by default), each
+/// with at most one link; a link's end NAME:P names port P of a host, NAME
+/// alone its port 1. Rates take K, M, G (bits/s); delays ns, us, ms; byte
+/// counts K, M (x1024). Unset values come from `defaults`: the switch
+/// configuration, the link model (rate, delay) and the host template. ip=
+/// gives the ports' addresses in order; a port without one gets
+/// 10.(P-1).x.y (and MAC 02:00:00:(P-1):hi:lo), host x.y numbered as the
+/// presets number them: one subnet per port number, as the rails of a
+/// multi-rail cluster. Hosts come out in the order the file names them,
+/// switches likewise.
 Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec& defaults = {});
 
 }  // namespace rdmalab::sim
