@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "rdmalab/sim/cm.hpp"
 #include "rdmalab/sim/device.hpp"
 #include "rdmalab/sim/topology.hpp"
+#include "rdmalab/verbs/error.hpp"
+#include "rdmalab/verbs/sim_backend.hpp"
 #include "rdmalab/wire/frame.hpp"
 #include "rdmalab/wire/ib_link.hpp"
 #include "sim_helpers.hpp"
@@ -121,8 +124,7 @@ struct RailsRun {
   std::vector<std::uint64_t> rail_tx;  // packets each rail's switch sent
   sim::FabricStats stats;
 };
-RailsRun run_rails(std::uint8_t port1, std::uint8_t port2, bool ib,
-                   const std::string& tap = {}) {
+RailsRun run_rails(std::uint8_t port1, std::uint8_t port2, bool ib, const std::string& tap = {}) {
   sim::FabricConfig fc;
   if (ib) fc.link_layer = wire::LinkLayer::Infiniband;
   sim::Fabric fabric(fc);
@@ -409,4 +411,31 @@ TEST_CASE("topology files: ports=, NAME:P link ends, and their mistakes") {
   sim::HostConfig big;
   big.more_ports.resize(sim::kMaxHostPorts);
   CHECK_THROWS_AS((void)fabric.add_host(big), std::invalid_argument);
+}
+
+TEST_CASE("the verbs backend on a dual-port NIC: phys_port_cnt, each port's LID and GID") {
+  for (const bool ib : {false, true}) {
+    CAPTURE(ib);
+    verbs::SimBackendOptions o;
+    if (ib) o.fabric.link_layer = wire::LinkLayer::Infiniband;
+    sim::HostConfig h;
+    h.name = "sim0";
+    h.mac = {0x02, 0, 0, 0, 0, 1};
+    h.ip = *wire::IpAddress::parse("10.99.0.1");
+    h.more_ports.push_back({{0x02, 0, 0, 0x01, 0, 1}, *wire::IpAddress::parse("10.99.1.1")});
+    o.hosts.push_back(h);
+    auto backend = verbs::make_sim_backend(o);
+    const auto ctx = backend->open("sim0");
+    CHECK(ctx->query_device().phys_port_cnt == 2);
+    const verbs::PortInfo p2 = ctx->query_port(2);
+    CHECK(p2.state == IBV_PORT_ACTIVE);
+    CHECK(p2.lid == (ib ? 2 : 0));
+    const auto gids = ctx->gid_table(2);
+    REQUIRE(gids.size() == 1);
+    const sim::Device* dev = backend->device("sim0");
+    REQUIRE(dev != nullptr);
+    CHECK(std::memcmp(gids[0].gid.raw, dev->gid(0, 2).raw, 16) == 0);
+    CHECK(std::memcmp(gids[0].gid.raw, dev->gid(0, 1).raw, 16) != 0);
+    CHECK_THROWS_AS((void)ctx->query_port(3), verbs::VerbsError);
+  }
 }

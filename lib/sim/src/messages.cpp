@@ -28,7 +28,7 @@ constexpr std::array kCatalog{
             "主机“{0}”的端口 {1} 已经有链路了"},
     Message{"topology.bad_port",
             "'{}' names no port: a host's port is NAME:P, P from 1 to its ports= count",
-            "“{}”不是有效的端口：主机端口写作 名称:P，P 从 1 到它的 ports= 数目"},
+            "“{}”不是有效的端口：主机端口写作“NAME:P”，P 从 1 到该主机 ports= 给出的数目"},
     Message{"topology.empty", "no host is defined", "没有定义任何主机"},
     Message{"ib.refused",
             "{} is an Ethernet/RoCE feature and cannot be configured on an InfiniBand fabric "

@@ -228,7 +228,7 @@ std::optional<std::vector<std::size_t>> parse_classes(std::string_view v) {
 Topology load_topology(Fabric& fabric, std::string_view text, const TopologySpec& defaults) {
   struct Entry {
     bool is_switch;
-    std::size_t index;  // in Topology::hosts or ::switches
+    std::size_t index;         // in Topology::hosts or ::switches
     std::uint32_t linked = 0;  // a host's ports with a link (bit p - 1)
   };
   Topology t;
