@@ -280,3 +280,44 @@ TEST_CASE("an InfiniBand port: LIDs and the subnet manager, and what each state 
                   "LINK_UP（链路已连通）") != std::string::npos);
   i18n::set_current(i18n::Lang::En);
 }
+
+TEST_CASE("a dual-port device: every port is probed, and a second port down only warns") {
+  // Two ports on one device, as a ConnectX-3 shows them: port 1 up, port 2
+  // without a cable (DOWN, physical state Polling).
+  DoctorInputs in;
+  DeviceReport d = mlx5_0(IBV_PORT_ACTIVE, 5);
+  PortReport p2 = mlx5_0(IBV_PORT_DOWN, 2).ports[0];
+  p2.port = 2;
+  d.ports.push_back(p2);
+  in.devices.push_back(d);
+  auto checks = run_doctor(in, {});
+  std::vector<const CheckResult*> ports;
+  for (const auto& c : checks)
+    if (c.id == "ports") ports.push_back(&c);
+  REQUIRE(ports.size() == 2);
+  CHECK(ports[0]->status == CheckStatus::Ok);
+  CHECK(ports[1]->status == CheckStatus::Warn);
+  CHECK(ports[1]->title.find("port 2") != std::string::npos);
+  CHECK(doctor_exit_code(checks) == 0);
+  // Both down: nothing works, a failure.
+  in.devices[0].ports[0] = mlx5_0(IBV_PORT_DOWN, 2).ports[0];
+  checks = run_doctor(in, {});
+  CHECK(find(checks, "ports").status == CheckStatus::Fail);
+  CHECK(doctor_exit_code(checks) == 1);
+
+  // The probe asks every port a simulated dual-port NIC has.
+  SimBackendOptions o;
+  sim::HostConfig h;
+  h.name = "sim0";
+  h.mac = {0x02, 0, 0, 0, 0, 1};
+  h.ip = *wire::IpAddress::parse("10.99.0.1");
+  h.more_ports.push_back({{0x02, 0, 0, 0x01, 0, 1}, *wire::IpAddress::parse("10.99.1.1")});
+  o.hosts.push_back(h);
+  auto backend = make_sim_backend(o);
+  const DoctorInputs probed = probe_system(*backend, std::nullopt);
+  REQUIRE(probed.devices.size() == 1);
+  REQUIRE(probed.devices[0].ports.size() == 2);
+  CHECK(probed.devices[0].ports[1].port == 2);
+  REQUIRE(probed.devices[0].ports[1].gids.size() == 1);
+  CHECK(probed.devices[0].ports[1].gids[0].to_string() == "::ffff:10.99.1.1");
+}

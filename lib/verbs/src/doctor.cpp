@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -266,15 +267,20 @@ DoctorInputs probe_system(Backend& backend, std::optional<int> gid_index) {
       r.info = d;
       try {
         auto ctx = backend.open(d.name);
-        PortReport p;
-        p.port = 1;
-        p.info = ctx->query_port(1);
-        p.gids = ctx->gid_table(1);
-        p.chosen_gid = choose_gid(p.gids, gid_index);
-        for (const auto& g : p.gids)
-          if (!g.netdev.empty()) p.netdev = g.netdev;
-        r.ports.push_back(std::move(p));
-        r.attrs = ctx->query_device();
+        const DeviceAttrs attrs = ctx->query_device();
+        r.attrs = attrs;
+        // Every port of the device (a ConnectX-3 has two on one device).
+        for (std::uint8_t port = 1; port <= std::max<std::uint8_t>(attrs.phys_port_cnt, 1);
+             ++port) {
+          PortReport p;
+          p.port = port;
+          p.info = ctx->query_port(port);
+          p.gids = ctx->gid_table(port);
+          p.chosen_gid = choose_gid(p.gids, gid_index);
+          for (const auto& g : p.gids)
+            if (!g.netdev.empty()) p.netdev = g.netdev;
+          r.ports.push_back(std::move(p));
+        }
         r.max_inline_data = probe_max_inline_data(*ctx);
       } catch (const VerbsError& e) {
         r.error = e.report();
@@ -341,6 +347,11 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
   // Ports and GIDs, per device.
   if (opt.backend != BackendChoice::Sim) {
     for (const auto& d : in.devices) {
+      // A device with a port up works: its other ports being down (a second
+      // port without a cable) is worth a warning, not a failure.
+      const bool any_active = std::any_of(d.ports.begin(), d.ports.end(), [](const PortReport& p) {
+        return p.info.state == IBV_PORT_ACTIVE;
+      });
       for (const auto& p : d.ports) {
         CheckResult port{"ports", CheckStatus::Ok, i18n::tr(M("port.ok")), {}, {}};
         const bool eth = p.info.link_layer == IBV_LINK_LAYER_ETHERNET;
@@ -373,8 +384,10 @@ std::vector<CheckResult> run_doctor(const DoctorInputs& in, const DoctorOptions&
             say(M("port.ib_disabled"), M("port.fix_disabled"));
           else
             say(M("port.down"), M("port.fix_polling"));
+          if (any_active) port.status = CheckStatus::Warn;
         }
         out.push_back(std::move(port));
+        if (p.info.state != IBV_PORT_ACTIVE && any_active) continue;
 
         // An InfiniBand port's GIDs are its subnet prefix and port GUID
         // (type IB): shown, with no RoCE GID to look for.
