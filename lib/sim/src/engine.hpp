@@ -605,9 +605,8 @@ struct Engine {
   /// order scheduled: a FIFO instead of the heap. Each has a larger seq than
   /// any event queued before it, so taking the earliest of the three
   /// queues' first events keeps exactly the (time, seq) order. On a switched
-  /// fabric about a fifth of all events are such (22-23% in bench_fabric's
-  /// incast and all-to-all): a frame queued at a switch port kicks it from
-  /// an event at the same instant. Entries before
+  /// fabric about a third of all events are such (a frame reaching an idle
+  /// switch port is sent from an event at the same instant). Entries before
   /// `now_head` are spent; the vector is emptied whenever all are.
   std::vector<Event> now_fifo;
   std::size_t now_head = 0;
