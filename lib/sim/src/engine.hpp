@@ -601,15 +601,6 @@ struct Engine {
   /// push and pop of the packets' events.
   std::vector<Event> heap;
   std::vector<Event> timers;
-  /// Events scheduled for the time it is (schedule() with t == now), in the
-  /// order scheduled: a FIFO instead of the heap. Each has a larger seq than
-  /// any event queued before it, so taking the earliest of the three
-  /// queues' first events keeps exactly the (time, seq) order. On a switched
-  /// fabric about a third of all events are such (a frame reaching an idle
-  /// switch port is sent from an event at the same instant). Entries before
-  /// `now_head` are spent; the vector is emptied whenever all are.
-  std::vector<Event> now_fifo;
-  std::size_t now_head = 0;
   std::vector<std::unique_ptr<Device>> devices;
   /// Every host's ports, numbered in the order the hosts joined, each
   /// host's ports in turn (Device::node_ is its port 1's number): links,
@@ -753,9 +744,7 @@ struct Engine {
 
   static void push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKind kind,
                          std::uint32_t a, std::uint64_t b);
-  [[nodiscard]] bool idle() const noexcept {
-    return heap.empty() && timers.empty() && now_head == now_fifo.size();
-  }
+  [[nodiscard]] bool idle() const noexcept { return heap.empty() && timers.empty(); }
   /// The time of the next event; not idle().
   [[nodiscard]] Time next_time() const noexcept;
   void schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b);

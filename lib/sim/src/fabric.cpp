@@ -154,20 +154,14 @@ void Engine::push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKin
 }
 
 void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) {
-  if (t == now) {
-    now_fifo.emplace_back(t, seq++, kind, a, b);
-    return;
-  }
   const bool timer = kind == EventKind::AckTimer || kind == EventKind::RnrTimer;
   push_event(timer ? timers : heap, t, seq++, kind, a, b);
 }
 
 Time Engine::next_time() const noexcept {
-  Time t = kForever;
-  if (!heap.empty()) t = heap.front().time;
-  if (!timers.empty()) t = std::min(t, timers.front().time);
-  if (now_head < now_fifo.size()) t = std::min(t, now_fifo[now_head].time);
-  return t;
+  if (heap.empty()) return timers.front().time;
+  if (timers.empty()) return heap.front().time;
+  return std::min(heap.front().time, timers.front().time);
 }
 
 // Most events are frame arrivals, and on a link without jitter, reordering or
@@ -193,24 +187,13 @@ void Engine::schedule_arrival(Link& ln, Time t, std::uint32_t buffer, std::uint6
 
 bool Engine::step() {
   if (idle()) return false;
-  // The earliest of the three queues' first events (seq breaks a tie in
-  // time, and is unique).
-  Event e;
-  const bool from_heaps = !heap.empty() || !timers.empty();
-  std::vector<Event>* q = nullptr;
-  if (from_heaps)
-    q = timers.empty() || (!heap.empty() && later(timers.front(), heap.front())) ? &heap : &timers;
-  if (now_head < now_fifo.size() && (q == nullptr || later(q->front(), now_fifo[now_head]))) {
-    e = now_fifo[now_head++];
-    if (now_head == now_fifo.size()) {
-      now_fifo.clear();
-      now_head = 0;
-    }
-  } else {
-    std::pop_heap(q->begin(), q->end(), later);
-    e = q->back();
-    q->pop_back();
-  }
+  // The earlier of the two queues' first events (seq breaks a tie in time,
+  // and is unique).
+  std::vector<Event>& q =
+      timers.empty() || (!heap.empty() && later(timers.front(), heap.front())) ? heap : timers;
+  std::pop_heap(q.begin(), q.end(), later);
+  Event e = q.back();
+  q.pop_back();
   if (e.kind == EventKind::LinkHead) {
     const std::uint32_t index = e.a;
     std::deque<Event>& fifo = link_list[index]->arrivals;
