@@ -289,18 +289,20 @@ struct QpImpl {
   CompletionQueue* recv_cq = nullptr;
   ibv_qp_cap cap{};
   bool sig_all = false;
+  /// The port the QP belongs to (ibv_qp_attr::port_num at INIT): it sends
+  /// from that port, and only packets arriving there reach it. And the
+  /// port of its RC/UC destination `peer`. (Here, in padding the layout
+  /// had anyway.)
+  std::uint8_t port = 1;
+  std::uint8_t peer_port = 1;
   QueuePair::Options options;
   QueuePair::Stats stats;
 
   // Attributes from modify().
   ibv_qp_attr attr{};
   std::uint32_t mtu = 1024;
-  /// The port the QP belongs to (ibv_qp_attr::port_num at INIT): it sends
-  /// from that port, and only packets arriving there reach it.
-  std::uint8_t port = 1;
-  Device* peer = nullptr;      // RC/UC destination
-  std::uint8_t peer_port = 1;  // and its port
-  Link* link = nullptr;        // RC/UC egress link
+  Device* peer = nullptr;  // RC/UC destination
+  Link* link = nullptr;    // RC/UC egress link
   /// The frame template: RC/UC fill in the connection at RTR; UD addresses
   /// it anew for every packet, from the work request's address handle.
   wire::FrameSpec spec;
@@ -797,6 +799,17 @@ struct Engine {
   /// The number (in host_ports) of a device's port.
   static std::uint32_t node_of(const Device& d, std::uint8_t port = 1) noexcept;
 };
+
+inline void Engine::to_qp(std::uint32_t node, const wire::Frame& f, wire::Bytes bytes) {
+  const HostPort& hp = host_ports[node];
+  QpImpl* qp = hp.device->qp_at_port(f.ib->bth.dest_qp, hp.num);
+  if (qp != nullptr && qp->port != hp.num) {
+    ++stats.wrong_port;
+    return;
+  }
+  ++stats.packets_delivered;
+  if (qp != nullptr) qp->receive(f, bytes);
+}
 
 inline Link& QpImpl::egress_link(const SendWqe& w) {
   if (type != IBV_QPT_UD) return *link;

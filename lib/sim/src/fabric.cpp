@@ -573,17 +573,6 @@ void Engine::deliver(std::uint32_t buf, std::uint32_t dev, std::size_t length) {
   release_buffer(buf);
 }
 
-void Engine::to_qp(std::uint32_t node, const wire::Frame& f, wire::Bytes bytes) {
-  const HostPort& hp = host_ports[node];
-  QpImpl* qp = hp.device->qp_at_port(f.ib->bth.dest_qp, hp.num);
-  if (qp != nullptr && qp->port != hp.num) {
-    ++stats.wrong_port;
-    return;
-  }
-  ++stats.packets_delivered;
-  if (qp != nullptr) qp->receive(f, bytes);
-}
-
 // A native IB packet at a host's port: the link layer checks the VCRC, the
 // port takes only its own DLID, the transport checks the ICRC, and the
 // packet goes to the QP its BTH names.

@@ -722,8 +722,6 @@ class Device {
   /// the CM's QP), so a table indexed by the number is dense, and the data
   /// path finds a frame's QP with one load however many QPs there are.
   std::vector<QpImpl*> qps_;
-  /// The GSI QPs (QP1) of ports 2 and up, by port - 1 (port 1's is qps_[1]).
-  std::array<QpImpl*, kMaxHostPorts> gsi_{};
   std::unordered_map<std::uint32_t, MemoryRegion*> mrs_;   // by key
   std::unordered_map<std::uint32_t, MemoryWindow*> mws_;   // by key index (key >> 8)
   std::unordered_map<const ibv_ah*, AddressHandle*> ahs_;  // by handle
@@ -731,6 +729,8 @@ class Device {
   Counters retired_;  // of the QPs destroyed so far
   /// Shared receive queues alive on this device (DeviceLimits::max_srq).
   int srqs_alive_ = 0;
+  /// The GSI QPs (QP1) of ports 2 and up, by port - 1 (port 1's is qps_[1]).
+  std::array<QpImpl*, kMaxHostPorts> gsi_{};
 };
 
 /// Bytes of payload per packet for an ibv_mtu value (IBV_MTU_1024 -> 1024),
