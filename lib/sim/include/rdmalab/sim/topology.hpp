@@ -40,7 +40,8 @@ struct TopologySpec {
   /// Switch to switch (the dumbbell's bottleneck, leaf to spine).
   LinkConfig fabric_link;
   SwitchConfig switch_config;
-  /// Template of every host (name, MAC and IP are filled in).
+  /// Template of every host (name, MAC and IP are filled in; the presets'
+  /// hosts have one port, so more_ports is cleared).
   HostConfig host;
 
   /// "back-to-back", "star:8", "dumbbell:4", "leaf-spine:4x2x8"; nullopt
