@@ -55,6 +55,7 @@ TEST_CASE(
   CHECK(hint_for("ibv_alloc_mw", EOPNOTSUPP).find("does not support") != std::string::npos);
   CHECK(hint_for("ibv_destroy_qp", EBUSY).find("destroy") != std::string::npos);
   CHECK(hint_for("ibv_query_port", EIO).empty());
+  CHECK(hint_for("ibv_query_port", EINVAL).find("phys_port_cnt") != std::string::npos);
 }
 
 TEST_CASE("VerbsError carries errno in the generic category and a readable report") {

@@ -55,6 +55,13 @@ constexpr std::array kCatalog{
             "IBV_ACCESS_LOCAL_WRITE, and the buffer must be mapped and writable.",
             "访问标志不被允许：远端写或远端原子访问必须同时带上 IBV_ACCESS_LOCAL_WRITE，"
             "并且缓冲区必须已映射且可写。"},
+    Message{"hint.query_port_inval",
+            "the device has no port with this number: ports are numbered from 1 up to the "
+            "device's phys_port_cnt (`ibv_devinfo` lists them); choose one with -i/--ib-port. "
+            "The simulator's hosts have one port unless their configuration gives them more.",
+            "设备没有这个编号的端口：端口从 1 编号，最大为设备的 phys_port_cnt"
+            "（`ibv_devinfo` 会列出）；用 -i/--ib-port 选择端口。"
+            "模拟器中的主机只有一个端口，除非其配置给了它更多端口。"},
     Message{"hint.modify_qp_inval",
             "the QP refused this transition: either the current state does not allow it, or the "
             "attribute mask lacks an attribute the target state requires (or has one it forbids). "
@@ -240,6 +247,7 @@ const std::array kHints{
     HintRow{"ibv_reg_mr", EINVAL, &M("hint.reg_mr_access")},
     HintRow{"ibv_reg_mr", EACCES, &M("hint.reg_mr_access")},
     HintRow{"ibv_reg_mr", EFAULT, &M("hint.reg_mr_access")},
+    HintRow{"ibv_query_port", EINVAL, &M("hint.query_port_inval")},
     HintRow{"ibv_modify_qp", EINVAL, &M("hint.modify_qp_inval")},
     HintRow{"ibv_modify_qp", ENETUNREACH, &M("hint.modify_qp_route")},
     HintRow{"ibv_modify_qp", ETIMEDOUT, &M("hint.modify_qp_route")},
