@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/dual_port_host.hpp"
 #include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/sim/cm.hpp"
 #include "rdmalab/sim/device.hpp"
@@ -23,18 +24,20 @@ using namespace rdmalab;
 
 namespace {
 
-// Two dual-port hosts on two rails: port 1 of each on switch rail0, port 2
-// of each on switch rail1 (100 Gb/s, 1 us links, the defaults).
-constexpr const char* kRails = R"(
-switch rail0
-switch rail1
-host h0 ports=2
-host h1 ports=2
-link rail0 h0:1
-link rail0 h1:1
-link rail1 h0:2
-link rail1 h1:2
-)";
+// Two dual-port hosts, h0 and h1: port 1 of each on switch `one`, port 2
+// of each on switch `two` (the same switch when the names are equal);
+// 100 Gb/s, 1 us links, the defaults.
+std::string dual_port_pair(const std::string& one, const std::string& two) {
+  std::string t = "switch " + one + "\n";
+  if (two != one) t += "switch " + two + "\n";
+  t += "host h0 ports=2\nhost h1 ports=2\n";
+  for (const char* h : {"h0", "h1"}) t += "link " + one + " " + h + ":1\n";
+  for (const char* h : {"h0", "h1"}) t += "link " + two + " " + h + ":2\n";
+  return t;
+}
+
+// Two rails: port 1 of each host on rail0, port 2 on rail1.
+const std::string kRails = dual_port_pair("rail0", "rail1");
 
 constexpr std::size_t kBytes = 4 << 20;  // one WRITE of 4 MiB
 
@@ -284,15 +287,7 @@ TEST_CASE("port 2's packets carry port 2's addresses on rail 1") {
 TEST_CASE("a QP hears only on its own port; ports and address vectors are checked") {
   // Both ports of both hosts on one switch, so that h0:1 reaches h1:2.
   sim::Fabric fabric;
-  const sim::Topology t = sim::load_topology(fabric, R"(
-switch s
-host h0 ports=2
-host h1 ports=2
-link s h0:1
-link s h0:2
-link s h1:1
-link s h1:2
-)");
+  const sim::Topology t = sim::load_topology(fabric, dual_port_pair("s", "s"));
   Host a(*t.hosts[0]);
   Host b(*t.hosts[1]);
   sim::QueuePair* x = a.qp();
@@ -418,12 +413,7 @@ TEST_CASE("the verbs backend on a dual-port NIC: phys_port_cnt, each port's LID 
     CAPTURE(ib);
     verbs::SimBackendOptions o;
     if (ib) o.fabric.link_layer = wire::LinkLayer::Infiniband;
-    sim::HostConfig h;
-    h.name = "sim0";
-    h.mac = {0x02, 0, 0, 0, 0, 1};
-    h.ip = *wire::IpAddress::parse("10.99.0.1");
-    h.more_ports.push_back({{0x02, 0, 0, 0x01, 0, 1}, *wire::IpAddress::parse("10.99.1.1")});
-    o.hosts.push_back(h);
+    o.hosts.push_back(testsupport::dual_port_host());
     auto backend = verbs::make_sim_backend(o);
     const auto ctx = backend->open("sim0");
     CHECK(ctx->query_device().phys_port_cnt == 2);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 
+#include "../support/dual_port_host.hpp"
 #include "rdmalab/verbs/sim_backend.hpp"
 
 using namespace rdmalab;
@@ -307,12 +308,7 @@ TEST_CASE("a dual-port device: every port is probed, and a second port down only
 
   // The probe asks every port a simulated dual-port NIC has.
   SimBackendOptions o;
-  sim::HostConfig h;
-  h.name = "sim0";
-  h.mac = {0x02, 0, 0, 0, 0, 1};
-  h.ip = *wire::IpAddress::parse("10.99.0.1");
-  h.more_ports.push_back({{0x02, 0, 0, 0x01, 0, 1}, *wire::IpAddress::parse("10.99.1.1")});
-  o.hosts.push_back(h);
+  o.hosts.push_back(testsupport::dual_port_host());
   auto backend = make_sim_backend(o);
   const DoctorInputs probed = probe_system(*backend, std::nullopt);
   REQUIRE(probed.devices.size() == 1);

@@ -40,10 +40,7 @@ QueuePair* ProtectionDomain::create_gsi_qp(const ibv_qp_init_attr& attr, std::ui
   // would have had without the CM.
   if (device_->next_qpn_ == q.qpn + 1) --device_->next_qpn_;
   q.qpn = wire::cm::kGsiQpn;
-  if (port == 1)
-    device_->add_qp(q.qpn, &q);
-  else
-    device_->gsi_[port - 1U] = &q;
+  device_->gsi_[port - 1U] = &q;
   return qp;
 }
 
@@ -140,10 +137,10 @@ std::uint32_t Manager::random24() {
   return static_cast<std::uint32_t>(Rng::next(rng_) & 0xFFFFFF);
 }
 
-std::optional<Manager::HostPort> Manager::host_with(const wire::IpAddress& ip) const {
+std::optional<DevicePort> Manager::host_with(const wire::IpAddress& ip) const {
   for (Device* d : hosts_)
     for (std::uint8_t p = 1; p <= d->port_count(); ++p)
-      if (d->ip(p) == ip) return HostPort{d, p};
+      if (d->ip(p) == ip) return DevicePort{d, p};
   return std::nullopt;
 }
 

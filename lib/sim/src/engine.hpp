@@ -608,11 +608,7 @@ struct Engine {
   /// host's ports in turn (Device::node_ is its port 1's number): links,
   /// switch routes and arrivals name a host's port by this number. With one
   /// port per host it is the device's index.
-  struct HostPort {
-    Device* device = nullptr;
-    std::uint8_t num = 1;
-  };
-  std::vector<HostPort> host_ports;
+  std::vector<DevicePort> host_ports;
   std::unordered_map<std::uint64_t, std::unique_ptr<Link>> links;
   std::vector<Link*> link_list;  // by Link::index
   std::vector<QpImpl*> qps;      // by id; nullptr once destroyed
@@ -801,9 +797,9 @@ struct Engine {
 };
 
 inline void Engine::to_qp(std::uint32_t node, const wire::Frame& f, wire::Bytes bytes) {
-  const HostPort& hp = host_ports[node];
-  QpImpl* qp = hp.device->qp_at_port(f.ib->bth.dest_qp, hp.num);
-  if (qp != nullptr && qp->port != hp.num) {
+  const DevicePort& hp = host_ports[node];
+  QpImpl* qp = hp.device->qp_at_port(f.ib->bth.dest_qp, hp.port);
+  if (qp != nullptr && qp->port != hp.port) {
     ++stats.wrong_port;
     return;
   }

@@ -305,7 +305,7 @@ void Engine::forget_mr(const MemoryRegion* mr) noexcept {
 
 std::uint32_t Engine::node_by_gid(const ibv_gid& gid) const noexcept {
   for (std::uint32_t n = 0; n < host_ports.size(); ++n) {
-    const ibv_gid g = host_ports[n].device->gid(0, host_ports[n].num);
+    const ibv_gid g = host_ports[n].device->gid(0, host_ports[n].port);
     if (std::memcmp(g.raw, gid.raw, sizeof g.raw) == 0) return n;
   }
   return ~0U;
@@ -588,7 +588,7 @@ void Engine::deliver_ib(std::uint32_t buf, std::uint32_t dev, wire::Bytes bytes)
       ok = false;
     }
   }
-  if (ok && f.lrh->dlid != host_ports[dev].device->lid(host_ports[dev].num)) {
+  if (ok && f.lrh->dlid != host_ports[dev].device->lid(host_ports[dev].port)) {
     ++stats.wrong_dlid;
     ok = false;
   }

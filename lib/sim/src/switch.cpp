@@ -343,7 +343,7 @@ void Engine::compute_routes() {
   dev_by_v4.clear();
   dev_by_v6.clear();
   for (std::uint32_t d = 0; d < nd; ++d) {
-    const wire::IpAddress& a = host_ports[d].device->ip(host_ports[d].num);
+    const wire::IpAddress& a = host_ports[d].device->ip(host_ports[d].port);
     // IPv4 addresses are kept IPv4-mapped: the last four bytes.
     if (a.v4)
       dev_by_v4.emplace(wire::load_be32(a.bytes.data() + 12), d);
@@ -697,13 +697,13 @@ void Engine::pfc_refresh(std::uint32_t port, std::uint64_t what) {
 // switch on one priority, renewing the pause when half of it has passed (the
 // switches' rule, send_pfc), until the storm's end, which sends an XON.
 void Engine::host_pfc(std::uint32_t node) {
-  const HostPort& hp = host_ports[node];
+  const DevicePort& hp = host_ports[node];
   const PfcStorm& storm = hp.device->config().pfc_storm;
   Link& up = *host_uplink[node];
   const std::uint8_t prio = storm.priority & 7;
   const bool over = now >= storm.until;
   wire::PauseFrame pf;
-  pf.src = hp.device->mac(hp.num);
+  pf.src = hp.device->mac(hp.port);
   pf.dst = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
   pf.opcode = wire::kPfcOpcode;
   pf.class_enable = static_cast<std::uint16_t>(1U << prio);

@@ -411,7 +411,7 @@ namespace {
 /// On RoCE the GRH's destination GID names it (an AV without a GRH has no
 /// destination). On InfiniBand the DLID names it; a GRH is optional, and when
 /// there its destination GID must be that port's; the SL must have a VL.
-const Engine::HostPort* av_destination(const Engine& e, const ibv_ah_attr& av) noexcept {
+const DevicePort* av_destination(const Engine& e, const ibv_ah_attr& av) noexcept {
   std::uint32_t node = ~0U;
   if (!e.ib) {
     if (av.is_global != 0) node = e.node_by_gid(av.grh.dgid);
@@ -450,12 +450,12 @@ void address_ib(wire::FrameSpec& f, const Device& self, std::uint8_t port,
 }
 
 AddressHandle* ProtectionDomain::create_ah(const ibv_ah_attr& attr) {
-  const Engine::HostPort* dest = av_destination(device_->fabric().engine(), attr);
+  const DevicePort* dest = av_destination(device_->fabric().engine(), attr);
   if (dest == nullptr || !device_->has_port(attr.port_num)) {
     errno = EINVAL;
     return nullptr;
   }
-  ahs_.push_back(std::make_unique<AddressHandle>(attr, *dest->device, dest->num));
+  ahs_.push_back(std::make_unique<AddressHandle>(attr, *dest));
   device_->add_ah(ahs_.back().get());
   return ahs_.back().get();
 }
@@ -624,10 +624,10 @@ int QueuePair::modify(const ibv_qp_attr& a, int mask) {
   std::uint8_t peer_port = q.peer_port;
   if ((mask & IBV_QP_AV) != 0) {
     if (a.ah_attr.port_num != 0 && a.ah_attr.port_num != port) return EINVAL;
-    const Engine::HostPort* dest = av_destination(*q.engine, a.ah_attr);
+    const DevicePort* dest = av_destination(*q.engine, a.ah_attr);
     if (dest == nullptr) return EINVAL;
     peer = dest->device;
-    peer_port = dest->num;
+    peer_port = dest->port;
   }
 
   // Apply.

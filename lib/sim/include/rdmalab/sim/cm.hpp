@@ -211,11 +211,7 @@ class Manager {
   struct Agent;
   Agent* agent(Device& d, std::uint8_t port);
   /// The host port with this IP address.
-  struct HostPort {
-    Device* device = nullptr;
-    std::uint8_t port = 1;
-  };
-  [[nodiscard]] std::optional<HostPort> host_with(const wire::IpAddress& ip) const;
+  [[nodiscard]] std::optional<DevicePort> host_with(const wire::IpAddress& ip) const;
   /// The fabric is InfiniBand: LIDs, no GRH (see the top of this file).
   [[nodiscard]] bool infiniband() const noexcept;
   void send(Id& from, const wire::cm::Mad& mad);

@@ -281,24 +281,28 @@ class CompletionQueue {
 
 /// An address handle (ibv_create_ah) naming a UD destination by its GID
 /// (RoCE), or by its LID (InfiniBand).
+/// One port of a host's NIC.
+struct DevicePort {
+  Device* device = nullptr;
+  std::uint8_t port = 1;
+};
+
 class AddressHandle {
  public:
   [[nodiscard]] ibv_ah* get() noexcept { return &raw_; }
   [[nodiscard]] const ibv_ah_attr& attr() const noexcept { return attr_; }
   /// The device that has the destination GID (InfiniBand: the DLID), and
   /// which of its ports.
-  [[nodiscard]] Device& destination() const noexcept { return *dest_; }
-  [[nodiscard]] std::uint8_t destination_port() const noexcept { return dest_port_; }
-  AddressHandle(const ibv_ah_attr& attr, Device& dest, std::uint8_t dest_port) noexcept
-      : attr_(attr), dest_(&dest), dest_port_(dest_port) {}
+  [[nodiscard]] Device& destination() const noexcept { return *dest_.device; }
+  [[nodiscard]] std::uint8_t destination_port() const noexcept { return dest_.port; }
+  AddressHandle(const ibv_ah_attr& attr, DevicePort dest) noexcept : attr_(attr), dest_(dest) {}
 
  private:
   friend struct Engine;
   friend struct QpImpl;
   ibv_ah raw_{};
   ibv_ah_attr attr_;
-  Device* dest_;
-  std::uint8_t dest_port_;
+  DevicePort dest_;
 };
 
 /// A shared receive queue (ibv_create_srq): one pool of receive WQEs that
@@ -686,15 +690,12 @@ class Device {
       if (g == qp) g = nullptr;
     for (auto& [index, mw] : mws_) mw->forget_qp(qp);
   }
-  /// The QP with number `qpn`, nullptr when there is none. QP1 is port
-  /// 1's GSI QP; another port's is gsi_qp(port).
-  [[nodiscard]] QpImpl* qp_by_num(std::uint32_t qpn) const noexcept {
-    return qpn < qps_.size() ? qps_[qpn] : nullptr;
-  }
-  /// The QP a packet arriving at `port` with destination QP `qpn` is for:
-  /// QP1 is that port's GSI QP.
+  /// The QP a packet arriving at `port` with destination QP `qpn` is for
+  /// (nullptr when there is none): QP1 is that port's GSI QP, every other
+  /// number the device's.
   [[nodiscard]] QpImpl* qp_at_port(std::uint32_t qpn, std::uint8_t port) const noexcept {
-    return qpn == 1 && port > 1 ? gsi_[port - 1U] : qp_by_num(qpn);
+    if (qpn == 1) return gsi_[port - 1U];
+    return qpn < qps_.size() ? qps_[qpn] : nullptr;
   }
   void add_ah(AddressHandle* ah) { ahs_[ah->get()] = ah; }
   /// False when the handle is not this device's.
@@ -729,7 +730,7 @@ class Device {
   Counters retired_;  // of the QPs destroyed so far
   /// Shared receive queues alive on this device (DeviceLimits::max_srq).
   int srqs_alive_ = 0;
-  /// The GSI QPs (QP1) of ports 2 and up, by port - 1 (port 1's is qps_[1]).
+  /// The GSI QPs (QP1), one per port, by port - 1.
   std::array<QpImpl*, kMaxHostPorts> gsi_{};
 };
 
