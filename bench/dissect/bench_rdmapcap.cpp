@@ -193,17 +193,19 @@ Written generate(const std::string& path, std::uint64_t packets, std::size_t pay
   return {written, bytes};
 }
 
-/// A congestion-heavy capture: `qps` requesters (10.0.1.x, one QP each) send
-/// SEND Onlys of `payload` bytes to one responder, 1 µs apart in turn, one ACK per four
-/// requests per QP. In the second 400 µs of every millisecond the switch
-/// marks every request CE, the responder answers every 13th marked request
-/// with a CNP to its QP, and the switch port pauses priority 3 (PFC, 65535
-/// quanta every 100 µs, XON at the end); each millisecond starts with an
-/// 802.3x PAUSE of 100 quanta from the responder's NIC. The CNPs follow the
-/// marks, not the QPs, so every number of QPs gets the same mix of packets
-/// (with 4 QPs each QP gets one CNP every 52 µs, at least the 50 µs a NIC
-/// paces them to; with many, each QP one now and then): the per-packet times
-/// of two such captures compare the cost of many QPs, nothing else.
+/// A congestion-heavy capture: `qps` requester QPs, 250 on each host
+/// (10.0.1.1 to 10.0.1.250, then 10.0.2.x, ...: 400 hosts for 100,000 QPs),
+/// send SEND Onlys of `payload` bytes to one responder (10.0.0.1), 1 µs apart
+/// in turn, one ACK per four requests per QP. Each QP starts at a PSN of its
+/// own, as NICs and the CM choose them (24 random bits): what tells the QPs
+/// between one pair of hosts apart on the wire before their first ACK. In the second 400 µs of
+/// every millisecond the switch marks every request CE, the responder answers every 13th marked
+/// request with a CNP to its QP, and the switch port pauses priority 3 (PFC, 65535 quanta every 100
+/// µs, XON at the end); each millisecond starts with an 802.3x PAUSE of 100 quanta from the
+/// responder's NIC. The CNPs follow the marks, not the QPs, so every number of QPs gets the same
+/// mix of packets (with 4 QPs each QP gets one CNP every 52 µs, at least the 50 µs a NIC paces them
+/// to; with many, each QP one now and then): the per-packet times of two such captures compare the
+/// cost of many QPs, nothing else.
 Written generate_congestion(const std::string& path, std::uint64_t packets, std::size_t payload,
                             std::uint32_t qps) {
   capture::PcapWriter writer(path, wire::LinkType::Ethernet);
@@ -220,12 +222,21 @@ Written generate_congestion(const std::string& path, std::uint64_t packets, std:
     const std::size_t n = wire::encode_frame(s, frame);
     put(std::span<const std::uint8_t>(frame.data(), n));
   };
-  std::vector<std::uint32_t> psn(qps, 0);
+  // The starting PSNs: splitmix64 of the QP's index, 24 bits of it.
+  std::vector<std::uint32_t> psn(qps), sent(qps, 0);
+  for (std::uint32_t q = 0; q < qps; ++q) {
+    std::uint64_t x = (q + 1) * 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    psn[q] = static_cast<std::uint32_t>(x ^ (x >> 31)) & wire::kPsnMask;
+  }
   std::uint64_t marked = 0;  // CE-marked requests so far
   const auto rsp_ip = *wire::IpAddress::parse("10.0.0.1");
+  constexpr std::uint32_t kQpsPerHost = 250;
   auto req_ip = [](std::uint32_t q) {
-    return wire::IpAddress::from_v4(
-        {10, 0, static_cast<std::uint8_t>(1 + q / 250), static_cast<std::uint8_t>(1 + q % 250)});
+    const std::uint32_t host = q / kQpsPerHost;  // 10.0.(1 + host / 250).(1 + host % 250)
+    return wire::IpAddress::from_v4({10, 0, static_cast<std::uint8_t>(1 + host / 250),
+                                     static_cast<std::uint8_t>(1 + host % 250)});
   };
   std::int64_t last_pfc = -1'000'000;
   bool pfc_on = false;
@@ -269,10 +280,10 @@ Written generate_congestion(const std::string& path, std::uint64_t packets, std:
     req.packet.bth.opcode = wire::opcode::kRcSendOnly;
     req.packet.bth.dest_qp = 0x1000 + q;
     req.packet.bth.psn = psn[q];
-    req.packet.bth.ack_req = psn[q] % 4 == 3;
+    req.packet.bth.ack_req = sent[q] % 4 == 3;
     req.packet.payload = data;
     put_spec(req);
-    if (psn[q] % 4 == 3) {
+    if (sent[q] % 4 == 3) {
       wire::FrameSpec ack;
       ack.src_ip = rsp_ip;
       ack.dst_ip = req.src_ip;
@@ -280,7 +291,7 @@ Written generate_congestion(const std::string& path, std::uint64_t packets, std:
       ack.packet.bth.opcode = wire::opcode::kRcAcknowledge;
       ack.packet.bth.dest_qp = 0x2000 + q;
       ack.packet.bth.psn = psn[q];
-      ack.packet.aeth = wire::Aeth{0x1F, psn[q] / 4 + 1};
+      ack.packet.aeth = wire::Aeth{0x1F, sent[q] / 4 + 1};  // the MSN: messages so far
       put_spec(ack);
     }
     if (congested && ++marked % 13 == 0) {
@@ -292,6 +303,7 @@ Written generate_congestion(const std::string& path, std::uint64_t packets, std:
       put_spec(cnp);
     }
     psn[q] = wire::psn_add(psn[q], 1);
+    ++sent[q];
   }
   writer.flush();
   return {written, bytes};
@@ -349,6 +361,13 @@ int main(int argc, char** argv) {
                    argv[0]);
       return 2;
     }
+  }
+
+  // 250 QPs a host, hosts 10.0.1.1 to 10.0.254.250.
+  constexpr std::uint32_t kMaxQps = 250U * 250U * 254U;
+  if (qps > kMaxQps) {
+    std::fprintf(stderr, "--qps: at most %u\n", kMaxQps);
+    return 2;
   }
 
   std::vector<CaptureFile> files;

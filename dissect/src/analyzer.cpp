@@ -189,11 +189,17 @@ struct RateSeries {
     }
     if (t < origin) t = origin;  // timestamps that go backwards count in the first bin
     auto idx = static_cast<std::size_t>((t - origin) / bin_ns);
-    while (idx >= kRateBins) {
+    if (idx >= kRateBins) {
+      // Double the bin as often as it takes at once: merging pairs k times
+      // is merging runs of 2^k bins once. A channel whose packets are far
+      // apart (one of 100,000 QPs taking turns) would otherwise merge its
+      // bins a dozen times over for one packet.
+      unsigned k = 0;
+      while ((idx >> k) >= kRateBins) ++k;
       for (std::size_t i = 0; i < bytes.size(); ++i)
-        bytes[i / 2] = (i % 2 == 0 ? 0 : bytes[i / 2]) + bytes[i];
-      bytes.resize((bytes.size() + 1) / 2);
-      bin_ns *= 2;
+        bytes[i >> k] = ((i & ((std::size_t{1} << k) - 1)) == 0 ? 0 : bytes[i >> k]) + bytes[i];
+      bytes.resize(bytes.empty() ? 0 : ((bytes.size() - 1) >> k) + 1);
+      bin_ns <<= k;
       idx = static_cast<std::size_t>((t - origin) / bin_ns);
     }
     if (bytes.size() <= idx) {
@@ -203,6 +209,14 @@ struct RateSeries {
       bytes.resize(idx + 1, 0);
     }
     bytes[idx] += n;
+  }
+  /// Asks the processor to fetch the bin a packet at `t` will go into.
+  void prefetch(std::int64_t t) const noexcept {
+    if (bytes.empty()) return;
+    auto idx = static_cast<std::size_t>((std::max(t, origin) - origin) / bin_ns);
+    // Past the room made, the bins merge first: they are all read then.
+    if (idx >= bytes.capacity()) idx = bytes.size() - 1;
+    __builtin_prefetch(bytes.data() + idx);
   }
 };
 
@@ -408,6 +422,29 @@ Endpoint make_endpoint(const IpAddress& a, std::optional<std::uint32_t> qpn) {
 
 bool is_message_end(Position p) {
   return p == Position::Last || p == Position::Only;
+}
+
+/// The half-channel a packet belongs to, by its addresses: the packets of a
+/// reliable or unreliable connection (RC, UC, XRC), and CNPs, which go back
+/// along the responses of the channel whose data was marked. feed() follows
+/// packets by it and feed_all() looks it up ahead, so both take it from here.
+struct HalfAddress {
+  IpAddress src, dst;
+  std::uint32_t qpn = 0;  // the BTH's destination QP
+  bool response = false;  // a response or a CNP
+};
+
+std::optional<HalfAddress> half_address(const PacketRecord& rec) {
+  if (rec.op == nullptr || !rec.decoded.ib) return std::nullopt;
+  const wire::Transport tr = rec.op->transport;
+  if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC &&
+      tr != wire::Transport::CNP)
+    return std::nullopt;
+  const auto src = rec.decoded.src_address();
+  const auto dst = rec.decoded.dst_address();
+  if (!src || !dst) return std::nullopt;
+  return HalfAddress{*src, *dst, rec.decoded.ib->bth.dest_qp,
+                     tr == wire::Transport::CNP || rec.op->is_response()};
 }
 
 }  // namespace
@@ -1266,6 +1303,7 @@ struct Analyzer::Impl {
     HalfKey key;
     std::uint32_t idx = kNoChannel;  // the key's channel, when it had one
     bool keyed = false;
+    std::int64_t time_ns = 0;  // the packet's
   };
   std::vector<Ahead> ahead;
 
@@ -1282,20 +1320,15 @@ struct Analyzer::Impl {
   /// Stage 1: the packet's half-channel key, as feed() makes it.
   void ahead_key(const PacketRecord& rec, Ahead& a) const {
     a = Ahead{};
-    if (rec.pause || rec.op == nullptr || !rec.decoded.ib || !rec.is_roce()) return;
-    const wire::Transport tr = rec.op->transport;
-    if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC &&
-        tr != wire::Transport::CNP)
-      return;
-    const auto src = rec.decoded.src_address();
-    const auto dst = rec.decoded.dst_address();
-    if (!src || !dst) return;
-    const HostId* s = find_host(*src);
-    const HostId* d = find_host(*dst);
+    if (rec.pause || !rec.is_roce()) return;
+    const auto half = half_address(rec);
+    if (!half) return;
+    const HostId* s = find_host(half->src);
+    const HostId* d = find_host(half->dst);
     if (s == nullptr || d == nullptr) return;
-    a.key = HalfKey{*s, *d, rec.decoded.ib->bth.dest_qp,
-                    tr == wire::Transport::CNP || rec.op->is_response()};
+    a.key = HalfKey{*s, *d, half->qpn, half->response};
     a.keyed = true;
+    a.time_ns = rec.time_ns;
     halves.prefetch(a.key);
   }
 
@@ -1323,7 +1356,7 @@ struct Analyzer::Impl {
     c.out.prefetch();
     c.sent.prefetch();
     c.recent.prefetch();
-    if (!c.rate.bytes.empty()) __builtin_prefetch(&c.rate.bytes.back());
+    if (!a.key.response) c.rate.prefetch(a.time_ns);
     if (!c.rtt.v.empty()) __builtin_prefetch(&c.rtt.v.back());
     if (c.cong) __builtin_prefetch(c.cong.get());
   }
@@ -1386,14 +1419,21 @@ struct Analyzer::Impl {
       if (err.layer != wire::Layer::Payload && err.layer != wire::Layer::Icrc) return;
     }
     if (rec.op == nullptr || !rec.decoded.ib) return;
-    const auto src = rec.decoded.src_address();
-    const auto dst = rec.decoded.dst_address();
-    if (!src || !dst) return;
     const wire::Bth& bth = rec.decoded.ib->bth;
-
     // IP ECN "Congestion Experienced" (RFC 3168): a switch marked the packet.
     const bool ce = (rec.decoded.ipv4 && (rec.decoded.ipv4->tos & 3) == 3) ||
                     (rec.decoded.ipv6 && (rec.decoded.ipv6->traffic_class & 3) == 3);
+    const auto half = half_address(rec);
+    if (!half) {
+      // A datagram (UD and the rest), or a packet without addresses.
+      const auto src = rec.decoded.src_address();
+      const auto dst = rec.decoded.dst_address();
+      if (!src || !dst) return;
+      if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
+      ++stats.datagrams;
+      if (rec.cm) on_cm(rec, *src, *dst);
+      return;
+    }
     if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
 
     const wire::Transport tr = rec.op->transport;
@@ -1405,10 +1445,10 @@ struct Analyzer::Impl {
       Event e{EventType::Cnp, rec.frame, 0, bth.psn};
       e.value = bth.dest_qp;
       rec.events.push_back(e);
-      const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, true};
+      const HalfKey key{host_id(half->src), host_id(half->dst), half->qpn, half->response};
       const std::uint32_t* idx =
           hint != nullptr && hint->idx != kNoChannel ? &hint->idx : halves.find(key);
-      if (idx == nullptr) idx = halves.find(HalfKey{key.src, key.dst, bth.dest_qp, false});
+      if (idx == nullptr) idx = halves.find(HalfKey{key.src, key.dst, key.qpn, false});
       const std::size_t i = idx != nullptr ? *idx : cnp_channel(key);
       if (i == kNone) {
         ++stats.cnps_unattributed;
@@ -1422,15 +1462,10 @@ struct Analyzer::Impl {
     }
     // XRC is followed as RC is: a reliable channel from the initiator QP to
     // the target QP named in the BTH, acknowledged the same way.
-    if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC) {
-      ++stats.datagrams;
-      if (rec.cm) on_cm(rec, *src, *dst);
-      return;
-    }
-    const bool response = rec.op->is_response();
+    const bool response = half->response;
     const std::size_t idx = hint != nullptr && hint->idx != kNoChannel
                                 ? hint->idx
-                                : channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
+                                : channel_for(half->src, half->dst, half->qpn, response, bth.psn);
     if (idx == kNone) {
       ++stats.untracked;
       return;
