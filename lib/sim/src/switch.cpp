@@ -548,7 +548,10 @@ void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_
 
 void Engine::kick_port(std::uint32_t port, Time at) {
   SwitchPort& p = sw_ports[port];
-  const Time t = std::max(at, now);
+  // Nothing starts before the link is free: the port wakes then, instead
+  // of now to find the link busy and wake again (a frame queued behind
+  // another cost two events that way, one of them wasted).
+  const Time t = std::max({at, now, p.out->busy_until});
   if (p.tx_pending && p.tx_at <= t) return;
   p.tx_pending = true;
   p.tx_at = t;
