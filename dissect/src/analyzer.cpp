@@ -210,14 +210,6 @@ struct RateSeries {
     }
     bytes[idx] += n;
   }
-  /// Asks the processor to fetch the bin a packet at `t` will go into.
-  void prefetch(std::int64_t t) const noexcept {
-    if (bytes.empty()) return;
-    auto idx = static_cast<std::size_t>((std::max(t, origin) - origin) / bin_ns);
-    // Past the room made, the bins merge first: they are all read then.
-    if (idx >= bytes.capacity()) idx = bytes.size() - 1;
-    __builtin_prefetch(bytes.data() + idx);
-  }
 };
 
 /// A CNP whose "after" window is still open.
@@ -424,27 +416,20 @@ bool is_message_end(Position p) {
   return p == Position::Last || p == Position::Only;
 }
 
-/// The half-channel a packet belongs to, by its addresses: the packets of a
-/// reliable or unreliable connection (RC, UC, XRC), and CNPs, which go back
-/// along the responses of the channel whose data was marked. feed() follows
-/// packets by it and feed_all() looks it up ahead, so both take it from here.
-struct HalfAddress {
-  IpAddress src, dst;
-  std::uint32_t qpn = 0;  // the BTH's destination QP
-  bool response = false;  // a response or a CNP
-};
-
-std::optional<HalfAddress> half_address(const PacketRecord& rec) {
+/// Whether a packet belongs to a half-channel, and to which: the packets of
+/// a reliable or unreliable connection (RC, UC, XRC), and CNPs, which go back
+/// along the responses of the channel whose data was marked. The half is
+/// then its source and destination hosts, the BTH's destination QP and this
+/// role: true for a response or a CNP. nullopt for other packets. feed()
+/// follows packets by it and feed_all() looks it up ahead, so both take the
+/// role from here.
+std::optional<bool> half_role(const PacketRecord& rec) noexcept {
   if (rec.op == nullptr || !rec.decoded.ib) return std::nullopt;
   const wire::Transport tr = rec.op->transport;
-  if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC &&
-      tr != wire::Transport::CNP)
+  if (tr == wire::Transport::CNP) return true;
+  if (tr != wire::Transport::RC && tr != wire::Transport::UC && tr != wire::Transport::XRC)
     return std::nullopt;
-  const auto src = rec.decoded.src_address();
-  const auto dst = rec.decoded.dst_address();
-  if (!src || !dst) return std::nullopt;
-  return HalfAddress{*src, *dst, rec.decoded.ib->bth.dest_qp,
-                     tr == wire::Transport::CNP || rec.op->is_response()};
+  return rec.op->is_response();
 }
 
 }  // namespace
@@ -1303,7 +1288,6 @@ struct Analyzer::Impl {
     HalfKey key;
     std::uint32_t idx = kNoChannel;  // the key's channel, when it had one
     bool keyed = false;
-    std::int64_t time_ns = 0;  // the packet's
   };
   std::vector<Ahead> ahead;
 
@@ -1321,14 +1305,16 @@ struct Analyzer::Impl {
   void ahead_key(const PacketRecord& rec, Ahead& a) const {
     a = Ahead{};
     if (rec.pause || !rec.is_roce()) return;
-    const auto half = half_address(rec);
-    if (!half) return;
-    const HostId* s = find_host(half->src);
-    const HostId* d = find_host(half->dst);
+    const std::optional<bool> response = half_role(rec);
+    if (!response) return;
+    const auto src = rec.decoded.src_address();
+    const auto dst = rec.decoded.dst_address();
+    if (!src || !dst) return;
+    const HostId* s = find_host(*src);
+    const HostId* d = find_host(*dst);
     if (s == nullptr || d == nullptr) return;
-    a.key = HalfKey{*s, *d, half->qpn, half->response};
+    a.key = HalfKey{*s, *d, rec.decoded.ib->bth.dest_qp, *response};
     a.keyed = true;
-    a.time_ns = rec.time_ns;
     halves.prefetch(a.key);
   }
 
@@ -1356,7 +1342,7 @@ struct Analyzer::Impl {
     c.out.prefetch();
     c.sent.prefetch();
     c.recent.prefetch();
-    if (!a.key.response) c.rate.prefetch(a.time_ns);
+    if (!c.rate.bytes.empty()) __builtin_prefetch(&c.rate.bytes.back());
     if (!c.rtt.v.empty()) __builtin_prefetch(&c.rtt.v.back());
     if (c.cong) __builtin_prefetch(c.cong.get());
   }
@@ -1419,23 +1405,23 @@ struct Analyzer::Impl {
       if (err.layer != wire::Layer::Payload && err.layer != wire::Layer::Icrc) return;
     }
     if (rec.op == nullptr || !rec.decoded.ib) return;
+    const auto src = rec.decoded.src_address();
+    const auto dst = rec.decoded.dst_address();
+    if (!src || !dst) return;
     const wire::Bth& bth = rec.decoded.ib->bth;
+
     // IP ECN "Congestion Experienced" (RFC 3168): a switch marked the packet.
     const bool ce = (rec.decoded.ipv4 && (rec.decoded.ipv4->tos & 3) == 3) ||
                     (rec.decoded.ipv6 && (rec.decoded.ipv6->traffic_class & 3) == 3);
-    const auto half = half_address(rec);
-    if (!half) {
-      // A datagram (UD and the rest), or a packet without addresses.
-      const auto src = rec.decoded.src_address();
-      const auto dst = rec.decoded.dst_address();
-      if (!src || !dst) return;
-      if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
+    if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
+
+    const std::optional<bool> role = half_role(rec);
+    if (!role) {
       ++stats.datagrams;
       if (rec.cm) on_cm(rec, *src, *dst);
       return;
     }
-    if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
-
+    const bool response = *role;
     const wire::Transport tr = rec.op->transport;
     if (tr == wire::Transport::CNP) {
       // A CNP goes from the receiver of marked traffic to the QP that sent
@@ -1445,7 +1431,7 @@ struct Analyzer::Impl {
       Event e{EventType::Cnp, rec.frame, 0, bth.psn};
       e.value = bth.dest_qp;
       rec.events.push_back(e);
-      const HalfKey key{host_id(half->src), host_id(half->dst), half->qpn, half->response};
+      const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, response};
       const std::uint32_t* idx =
           hint != nullptr && hint->idx != kNoChannel ? &hint->idx : halves.find(key);
       if (idx == nullptr) idx = halves.find(HalfKey{key.src, key.dst, key.qpn, false});
@@ -1462,10 +1448,9 @@ struct Analyzer::Impl {
     }
     // XRC is followed as RC is: a reliable channel from the initiator QP to
     // the target QP named in the BTH, acknowledged the same way.
-    const bool response = half->response;
     const std::size_t idx = hint != nullptr && hint->idx != kNoChannel
                                 ? hint->idx
-                                : channel_for(half->src, half->dst, half->qpn, response, bth.psn);
+                                : channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
     if (idx == kNone) {
       ++stats.untracked;
       return;
