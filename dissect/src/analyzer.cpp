@@ -189,17 +189,11 @@ struct RateSeries {
     }
     if (t < origin) t = origin;  // timestamps that go backwards count in the first bin
     auto idx = static_cast<std::size_t>((t - origin) / bin_ns);
-    if (idx >= kRateBins) {
-      // Double the bin as often as it takes at once: merging pairs k times
-      // is merging runs of 2^k bins once. A channel whose packets are far
-      // apart (one of 100,000 QPs taking turns) would otherwise merge its
-      // bins a dozen times over for one packet.
-      unsigned k = 0;
-      while ((idx >> k) >= kRateBins) ++k;
+    while (idx >= kRateBins) {
       for (std::size_t i = 0; i < bytes.size(); ++i)
-        bytes[i >> k] = ((i & ((std::size_t{1} << k) - 1)) == 0 ? 0 : bytes[i >> k]) + bytes[i];
-      bytes.resize(bytes.empty() ? 0 : ((bytes.size() - 1) >> k) + 1);
-      bin_ns <<= k;
+        bytes[i / 2] = (i % 2 == 0 ? 0 : bytes[i / 2]) + bytes[i];
+      bytes.resize((bytes.size() + 1) / 2);
+      bin_ns *= 2;
       idx = static_cast<std::size_t>((t - origin) / bin_ns);
     }
     if (bytes.size() <= idx) {
