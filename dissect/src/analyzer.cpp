@@ -544,8 +544,14 @@ struct Analyzer::Impl {
       // nearest window is the right one, not merely any window holding it.
       // The candidates are visited from the one that started nearest below
       // the PSN, downwards (and round past PSN 0), at most kPairScan.
+      //
+      // Two QPs of one host whose starting PSNs lie a few apart can both
+      // hold the PSN. An ACK usually answers the newest request its
+      // requester sent, so a holder whose newest outstanding request ends
+      // at the PSN is taken first; else the first holder visited.
       auto& waiting = it->second;
-      std::size_t any = channels.size();
+      const std::size_t none = channels.size();
+      std::size_t any = none, holder = none, window = none;
       std::int32_t best_d = 0;
       auto pos = waiting.upper_bound(psn);
       for (std::size_t n = 0; n < std::min(waiting.size(), kPairScan); ++n) {
@@ -553,21 +559,25 @@ struct Analyzer::Impl {
         --pos;
         const std::size_t i = pos->second;
         const Channel& c = *channels[i];
-        if (any == channels.size() || i > any) any = i;
+        if (any == none || i > any) any = i;
         if (std::any_of(c.out.begin(), c.out.end(),
                         [&](const Outstanding& o) { return o.holds(psn); })) {
-          found = i;
-          break;
+          if (c.out.back().last_psn() == psn) {
+            found = i;
+            break;
+          }
+          if (holder == none) holder = i;
+          continue;
         }
         if (in_window(c, psn)) {
           const std::int32_t d = psn_diff(c.next_psn, psn);
-          if (found == channels.size() || d < best_d) {
-            found = i;
+          if (window == none || d < best_d) {
+            window = i;
             best_d = d;
           }
         }
       }
-      if (found == channels.size()) found = any;
+      if (found == none) found = holder != none ? holder : window != none ? window : any;
       auto [lo, hi] = waiting.equal_range(channels[found]->index_psn);
       for (auto w = lo; w != hi; ++w)
         if (w->second == found) {

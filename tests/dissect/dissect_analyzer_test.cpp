@@ -523,6 +523,7 @@ std::vector<std::uint8_t> frame_for(const char* src, const char* dst, std::uint8
   s.packet.bth.dest_qp = dqpn;
   s.packet.bth.psn = psn;
   if (opcode == wire::opcode::kRcFetchAdd) s.packet.atomic_eth = wire::AtomicEth{0x1000, 7, 1, 0};
+  if (opcode == wire::opcode::kRcAcknowledge) s.packet.aeth = wire::Aeth{0x1F, 1};
   if (opcode == wire::opcode::kRcAtomicAcknowledge) {
     s.packet.aeth = wire::Aeth{0x1F, 1};
     s.packet.atomic_ack_eth = wire::AtomicAckEth{41};
@@ -561,6 +562,46 @@ TEST_CASE("two QP pairs between the same two hosts: each response joins its own 
   for (const auto& v : convs) {
     REQUIRE(v.channels.size() == 1);
     CHECK(v.channels[0].requester.qpn == v.channels[0].responder.qpn);  // 0x11<->0x11, 0x12<->0x12
+  }
+}
+
+// Two QPs of one host, their PSN windows overlapping: A (to responder QP
+// 0x21, requester QP 0x11) starts at PSN 100, B (0x22, 0x12) at 102. They
+// send in turns: A 100, B 102, A 101, B 103, A 102, B 104, A 103 (AckReq),
+// then the ACK of PSN 103 to QP 0x11, then B's ACK of 104 to QP 0x12. When
+// the first ACK comes both have PSN 103 outstanding; the request half that
+// started nearest below it is B's, but A's newest request is PSN 103 and
+// B's is 104: an ACK answers the newest request its requester sent, so the
+// ACK joins A. A then has 4 requests and B 3, each acknowledged once.
+TEST_CASE(
+    "two QPs of one host with overlapping PSN windows: the ACK joins the QP whose newest request "
+    "it names") {
+  using namespace wire::opcode;
+  Analyzer a;
+  std::uint64_t frame = 0;
+  const auto feed = [&](std::vector<std::uint8_t> bytes) {
+    PacketRecord r;
+    ++frame;
+    decode_record(bytes, bytes.size(), wire::LinkType::Ethernet, frame,
+                  static_cast<std::int64_t>(frame) * 1000, r);
+    a.feed(r);
+  };
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    feed(frame_for("10.0.0.2", "10.0.0.1", kRcSendOnly, 0x21, 100 + i));
+    if (i < 3) feed(frame_for("10.0.0.2", "10.0.0.1", kRcSendOnly, 0x22, 102 + i));
+  }
+  feed(frame_for("10.0.0.1", "10.0.0.2", kRcAcknowledge, 0x11, 103));
+  feed(frame_for("10.0.0.1", "10.0.0.2", kRcAcknowledge, 0x12, 104));
+  const auto convs = a.summaries();
+  REQUIRE(convs.size() == 2);
+  for (const auto& v : convs) {
+    REQUIRE(v.channels.size() == 1);
+    const ChannelSummary& c = v.channels[0];
+    CAPTURE(c.responder.qpn);
+    // Requester QP 0x11 with responder QP 0x21, 0x12 with 0x22.
+    CHECK(c.responder.qpn == c.requester.qpn + 0x10);
+    CHECK(c.request_packets == (c.responder.qpn == 0x21 ? 4U : 3U));
+    CHECK(c.acks == 1);
   }
 }
 
