@@ -197,15 +197,17 @@ Written generate(const std::string& path, std::uint64_t packets, std::size_t pay
 /// (10.0.1.1 to 10.0.1.250, then 10.0.2.x, ...: 400 hosts for 100,000 QPs),
 /// send SEND Onlys of `payload` bytes to one responder (10.0.0.1), 1 µs apart
 /// in turn, one ACK per four requests per QP. Each QP starts at a PSN of its
-/// own, as NICs and the CM choose them (24 random bits): what tells the QPs
-/// between one pair of hosts apart on the wire before their first ACK. In the second 400 µs of
-/// every millisecond the switch marks every request CE, the responder answers every 13th marked
-/// request with a CNP to its QP, and the switch port pauses priority 3 (PFC, 65535 quanta every 100
-/// µs, XON at the end); each millisecond starts with an 802.3x PAUSE of 100 quanta from the
-/// responder's NIC. The CNPs follow the marks, not the QPs, so every number of QPs gets the same
-/// mix of packets (with 4 QPs each QP gets one CNP every 52 µs, at least the 50 µs a NIC paces them
-/// to; with many, each QP one now and then): the per-packet times of two such captures compare the
-/// cost of many QPs, nothing else.
+/// own, spread over the 24 bits as NICs and the CM choose them: what tells
+/// the QPs between one pair of hosts apart on the wire before their first
+/// ACK. In the second 400 µs of every millisecond the switch marks every
+/// request CE, the responder answers every 13th marked request with a CNP to
+/// its QP, and the switch port pauses priority 3 (PFC, 65535 quanta every
+/// 100 µs, XON at the end); each millisecond starts with an 802.3x PAUSE of
+/// 100 quanta from the responder's NIC. The CNPs follow the marks, not the
+/// QPs, so every number of QPs gets the same mix of packets (with 4 QPs each
+/// QP gets one CNP every 52 µs, at least the 50 µs a NIC paces them to; with
+/// many, each QP one now and then): the per-packet times of two such
+/// captures compare the cost of many QPs, nothing else.
 Written generate_congestion(const std::string& path, std::uint64_t packets, std::size_t payload,
                             std::uint32_t qps) {
   capture::PcapWriter writer(path, wire::LinkType::Ethernet);

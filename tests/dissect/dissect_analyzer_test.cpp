@@ -567,8 +567,8 @@ TEST_CASE("two QP pairs between the same two hosts: each response joins its own 
 
 // Two QPs of one host, their PSN windows overlapping: A (to responder QP
 // 0x21, requester QP 0x11) starts at PSN 100, B (0x22, 0x12) at 102. They
-// send in turns: A 100, B 102, A 101, B 103, A 102, B 104, A 103 (AckReq),
-// then the ACK of PSN 103 to QP 0x11, then B's ACK of 104 to QP 0x12. When
+// send in turns: A 100, B 102, A 101, B 103, A 102, B 104, A 103, then
+// the ACK of PSN 103 to QP 0x11, then B's ACK of 104 to QP 0x12. When
 // the first ACK comes both have PSN 103 outstanding; the request half that
 // started nearest below it is B's, but A's newest request is PSN 103 and
 // B's is 104: an ACK answers the newest request its requester sent, so the
