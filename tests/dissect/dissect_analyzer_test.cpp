@@ -532,21 +532,32 @@ std::vector<std::uint8_t> frame_for(const char* src, const char* dst, std::uint8
   REQUIRE(wire::encode_frame(s, out) == out.size());
   return out;
 }
+
+/// Feeds frames to an analyser, numbered from 1 and 1 µs apart.
+class FrameFeeder {
+ public:
+  PacketRecord feed(const std::vector<std::uint8_t>& bytes) {
+    PacketRecord r;
+    ++frame_;
+    decode_record(bytes, bytes.size(), wire::LinkType::Ethernet, frame_,
+                  static_cast<std::int64_t>(frame_) * 1000, r);
+    analyzer.feed(r);
+    return r;
+  }
+
+  Analyzer analyzer;
+
+ private:
+  std::uint64_t frame_ = 0;
+};
 }  // namespace
 
 TEST_CASE("two QP pairs between the same two hosts: each response joins its own PSN space") {
   using namespace wire::opcode;
-  Analyzer a;
-  std::uint64_t frame = 0;
+  FrameFeeder f;
+  Analyzer& a = f.analyzer;
   std::vector<PacketRecord> recs;
-  const auto feed = [&](std::vector<std::uint8_t> bytes) {
-    PacketRecord r;
-    ++frame;
-    decode_record(bytes, bytes.size(), wire::LinkType::Ethernet, frame,
-                  static_cast<std::int64_t>(frame) * 1000, r);
-    a.feed(r);
-    recs.push_back(std::move(r));
-  };
+  const auto feed = [&](const std::vector<std::uint8_t>& bytes) { recs.push_back(f.feed(bytes)); };
   // Client QP 0x11 -> owner QP 0x11 at PSN 0x100; client QP 0x12 -> owner QP
   // 0x12 at PSN 0x200; both FetchAdds in flight, then both ATOMIC ACKs.
   feed(frame_for("10.0.0.2", "10.0.0.1", kRcFetchAdd, 0x11, 0x100));
@@ -577,22 +588,15 @@ TEST_CASE(
     "two QPs of one host with overlapping PSN windows: the ACK joins the QP whose newest request "
     "it names") {
   using namespace wire::opcode;
-  Analyzer a;
-  std::uint64_t frame = 0;
-  const auto feed = [&](std::vector<std::uint8_t> bytes) {
-    PacketRecord r;
-    ++frame;
-    decode_record(bytes, bytes.size(), wire::LinkType::Ethernet, frame,
-                  static_cast<std::int64_t>(frame) * 1000, r);
-    a.feed(r);
-  };
+  FrameFeeder f;
+  const auto feed = [&](const std::vector<std::uint8_t>& bytes) { f.feed(bytes); };
   for (std::uint32_t i = 0; i < 4; ++i) {
     feed(frame_for("10.0.0.2", "10.0.0.1", kRcSendOnly, 0x21, 100 + i));
     if (i < 3) feed(frame_for("10.0.0.2", "10.0.0.1", kRcSendOnly, 0x22, 102 + i));
   }
   feed(frame_for("10.0.0.1", "10.0.0.2", kRcAcknowledge, 0x11, 103));
   feed(frame_for("10.0.0.1", "10.0.0.2", kRcAcknowledge, 0x12, 104));
-  const auto convs = a.summaries();
+  const auto convs = f.analyzer.summaries();
   REQUIRE(convs.size() == 2);
   for (const auto& v : convs) {
     REQUIRE(v.channels.size() == 1);
