@@ -177,17 +177,49 @@ struct CmPlan {
 /// Bytes per bin over a channel's life, in at most kRateBins bins: when a
 /// packet falls past the last bin, neighbouring bins merge and the bin
 /// doubles, so a long channel costs no more than a short one.
+///
+/// A channel's first kRateBins requests are kept as they came instead, one
+/// word each (the time since the first, and the frame's length), and binned
+/// when one more comes or a summary asks. The result is the same: the bins
+/// end as wide as the latest request needs and each request's bytes fall in
+/// the bin its time gives, whichever order the merges came in. It is
+/// cheaper for the quiet QPs of a large capture: a request that comes after
+/// a long silence falls past the last bin, and the merge reads and writes
+/// all of them (eight cache lines, cold); a word is one.
 constexpr std::size_t kRateBins = 64;
 struct RateSeries {
   std::int64_t origin = 0;
+  // The bins' width; while the requests are kept as they came, minus the
+  // first bin's width (0: no request yet).
   std::int64_t bin_ns = 0;
+  // Bytes per bin; while kept as they came, the requests:
+  // (time - origin) << kLengthBits | frame length.
   std::vector<std::uint64_t> bytes;
+
+  static constexpr unsigned kLengthBits = 20;
+  static constexpr std::uint64_t kLengthMask = (std::uint64_t{1} << kLengthBits) - 1;
+  static constexpr std::uint64_t kMaxOffset = std::uint64_t{1} << (64 - kLengthBits);
+
   void add(std::int64_t t, std::uint64_t n, std::int64_t first_bin_ns) {
     if (bin_ns == 0) {
       origin = t;
-      bin_ns = std::max<std::int64_t>(first_bin_ns, 1);
+      bin_ns = -std::max<std::int64_t>(first_bin_ns, 1);
     }
     if (t < origin) t = origin;  // timestamps that go backwards count in the first bin
+    if (bin_ns < 0) {
+      const auto offset = static_cast<std::uint64_t>(t - origin);
+      if (bytes.size() < kRateBins && offset < kMaxOffset && n <= kLengthMask) {
+        // Past eight requests a channel usually goes on: room for all at
+        // once instead of three more reallocations.
+        if (bytes.size() == 8) bytes.reserve(kRateBins);
+        bytes.push_back(offset << kLengthBits | n);
+        return;
+      }
+      std::vector<std::uint64_t> bins;
+      bins.reserve(kRateBins);
+      bin_ns = binned(bins);
+      bytes.swap(bins);
+    }
     auto idx = static_cast<std::size_t>((t - origin) / bin_ns);
     while (idx >= kRateBins) {
       for (std::size_t i = 0; i < bytes.size(); ++i)
@@ -197,12 +229,28 @@ struct RateSeries {
       idx = static_cast<std::size_t>((t - origin) / bin_ns);
     }
     if (bytes.size() <= idx) {
-      // Past eight bins a channel usually goes on to fill all of them:
-      // room for all at once instead of three more reallocations.
       if (idx >= 8 && bytes.capacity() < kRateBins) bytes.reserve(kRateBins);
       bytes.resize(idx + 1, 0);
     }
     bytes[idx] += n;
+  }
+
+  /// The bins into `out`; returns their width (0: no request).
+  std::int64_t binned(std::vector<std::uint64_t>& out) const {
+    if (bin_ns >= 0) {
+      out.assign(bytes.begin(), bytes.end());
+      return bin_ns;
+    }
+    // The narrowest doubling of the first width that holds the latest
+    // request in the last bin: the width the merges would have reached.
+    std::uint64_t latest = 0;
+    for (const std::uint64_t w : bytes) latest = std::max(latest, w >> kLengthBits);
+    auto width = static_cast<std::uint64_t>(-bin_ns);
+    while (latest / width >= kRateBins) width *= 2;
+    out.assign(static_cast<std::size_t>(latest / width) + 1, 0);
+    for (const std::uint64_t w : bytes)
+      out[static_cast<std::size_t>((w >> kLengthBits) / width)] += w & kLengthMask;
+    return static_cast<std::int64_t>(width);
   }
 };
 
@@ -1830,8 +1878,7 @@ struct Analyzer::Impl {
         s.rate_after_cnp_bps = static_cast<double>(g.rate_after.median()) * 8.0 * per_s;
       }
     }
-    s.rate_bin_ns = c.rate.bin_ns;
-    s.rate_bytes = c.rate.bytes;
+    s.rate_bin_ns = c.rate.binned(s.rate_bytes);
     const std::int64_t span = s.last_ns - s.first_ns;
     if (span > 0)
       s.goodput_bps = static_cast<double>(s.unique_payload_bytes) * 1e9 / static_cast<double>(span);

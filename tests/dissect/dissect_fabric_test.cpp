@@ -211,6 +211,62 @@ TEST_CASE("CE marks, paced CNPs and a requester that halves its rate") {
   CHECK(ch["ce_to_cnp_median_ns"] == 49'500);
   CHECK(ch["rate"]["bytes"].size() == 6);
 }
+TEST_CASE("the rate series of a quiet channel: the bins the latest request needs, whenever asked") {
+  // The series starts with 100 µs bins (the rate window) and doubles them
+  // until the latest request falls in one of 64; a request stamped before
+  // the first counts in bin 0. The analyser keeps a channel's first 64
+  // requests as they came and bins them on the 65th, or when asked for a
+  // summary; the bins must be the same either way. Each request is one
+  // frame of request_size() bytes.
+  constexpr std::int64_t kMs = 1000 * kUs;
+  Capture cap;
+  std::uint32_t psn = 0;
+  const auto sz = static_cast<std::uint64_t>(Capture::request_size());
+  auto bins = [&]() {
+    const auto convs = cap.analyzer.summaries();
+    REQUIRE(convs.size() == 1);
+    REQUIRE(convs[0].channels.size() == 1);
+    return std::pair{convs[0].channels[0].rate_bin_ns, convs[0].channels[0].rate_bytes};
+  };
+  auto expect = [&](std::size_t n, std::initializer_list<std::pair<std::size_t, std::uint64_t>> at) {
+    std::vector<std::uint64_t> v(n, 0);
+    for (const auto& [i, requests] : at) v[i] = requests * sz;
+    return v;
+  };
+  // 1. Five requests at 0, 1 ms, 30 ms, -0.5 ms and 102.4 ms. 102.4 ms is
+  //    1024 bins of 100 µs: four doublings make it bin 64 of 1.6 ms, one
+  //    past the last, so a fifth makes 3.2 ms bins and puts it in bin 32.
+  //    Bin 0: 0, 1 ms and -0.5 ms; bin 9: 30 ms (9.375).
+  for (const std::int64_t t : {0 * kMs, 1 * kMs, 30 * kMs, -kMs / 2, 102'400 * kUs})
+    cap.request(psn++, t);
+  auto [width, bytes] = bins();
+  CHECK(width == 3200 * kUs);
+  CHECK(bytes == expect(33, {{0, 3}, {9, 1}, {32, 1}}));
+  // 2. 62 more, at 102.4 ms + k * 1.6 ms (k = 1..62); the 65th request in
+  //    all (k = 60) bins the first 64. The latest, 201.6 ms, is bin 63 of
+  //    3.2 ms: floor((102.4 + 1.6 k) / 3.2) = 32 + floor(k / 2), so k = 1
+  //    joins 102.4 ms in bin 32, k = 2m and 2m + 1 share bin 32 + m
+  //    (m = 1..30) and k = 62 is alone in bin 63.
+  for (std::int64_t k = 1; k <= 62; ++k) cap.request(psn++, 102'400 * kUs + k * 1600 * kUs);
+  std::tie(width, bytes) = bins();
+  CHECK(width == 3200 * kUs);
+  std::vector<std::uint64_t> want = expect(64, {{0, 3}, {9, 1}, {32, 2}, {63, 1}});
+  for (std::size_t i = 33; i <= 62; ++i) want[i] = 2 * sz;
+  CHECK(bytes == want);
+  // 3. One at 400 ms: bin 125 of 3.2 ms, so the bins double to 6.4 ms and
+  //    pairs merge (bin 9 makes 4; bins 32..61 make 16..30 of 4 requests;
+  //    bins 62 and 63 make 31, of 3) and it lands in bin 62 (62.5).
+  cap.request(psn++, 400 * kMs);
+  std::tie(width, bytes) = bins();
+  CHECK(width == 6400 * kUs);
+  want = expect(63, {{0, 3}, {4, 1}, {31, 3}, {62, 1}});
+  for (std::size_t i = 16; i <= 30; ++i) want[i] = 4 * sz;
+  CHECK(bytes == want);
+  std::uint64_t total = 0;
+  for (const std::uint64_t b : bytes) total += b;
+  CHECK(total == 68 * sz);
+}
+
 
 TEST_CASE("CNPs before a channel's first response join it when the hosts leave no doubt") {
   // A NIC sends CNPs for the marked packets of a message long before that

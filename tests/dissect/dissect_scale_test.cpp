@@ -109,7 +109,8 @@ TEST_CASE("an idle conversation costs the analyser at most 1 KiB") {
   //   its rings, one element each: unacknowledged
   //   request 32, first transmissions 24, the rate
   //   window's requests 16                             72
-  //   one RTT sample 8, one rate bin 8                 16
+  //   one RTT sample 8, the request in the rate
+  //   series (kept as it came until the 65th) 8        16
   //   its pointer in the channel list                   8
   //   two half-channel slots (16-byte key, 4-byte
   //   value) 2 x 20, in a table half full              80
