@@ -228,7 +228,8 @@ TEST_CASE("the rate series of a quiet channel: the bins the latest request needs
     REQUIRE(convs[0].channels.size() == 1);
     return std::pair{convs[0].channels[0].rate_bin_ns, convs[0].channels[0].rate_bytes};
   };
-  auto expect = [&](std::size_t n, std::initializer_list<std::pair<std::size_t, std::uint64_t>> at) {
+  auto expect = [&](std::size_t n,
+                    std::initializer_list<std::pair<std::size_t, std::uint64_t>> at) {
     std::vector<std::uint64_t> v(n, 0);
     for (const auto& [i, requests] : at) v[i] = requests * sz;
     return v;
@@ -266,7 +267,6 @@ TEST_CASE("the rate series of a quiet channel: the bins the latest request needs
   for (const std::uint64_t b : bytes) total += b;
   CHECK(total == 68 * sz);
 }
-
 
 TEST_CASE("CNPs before a channel's first response join it when the hosts leave no doubt") {
   // A NIC sends CNPs for the marked packets of a message long before that
