@@ -209,8 +209,9 @@ struct RateSeries {
     if (bin_ns < 0) {
       const auto offset = static_cast<std::uint64_t>(t - origin);
       if (bytes.size() < kRateBins && offset < kMaxOffset && n <= kLengthMask) {
-        // Past eight requests a channel usually goes on: room for all at
-        // once instead of three more reallocations.
+        // Room for one, then eight, then all: past one request a channel
+        // usually sends more, past eight usually all of them.
+        if (bytes.size() == 1) bytes.reserve(8);
         if (bytes.size() == 8) bytes.reserve(kRateBins);
         bytes.push_back(offset << kLengthBits | n);
         return;

@@ -59,7 +59,9 @@ std::string IpAddress::to_string() const {
     // What inet_ntop writes for AF_INET, without its sprintf: a summary of
     // a whole cluster names hundreds of thousands of endpoints.
     const auto a = v4_bytes();
-    return fmt::format(FMT_COMPILE("{}.{}.{}.{}"), a[0], a[1], a[2], a[3]);
+    char buf[16];
+    char* end = fmt::format_to(buf, FMT_COMPILE("{}.{}.{}.{}"), a[0], a[1], a[2], a[3]);
+    return std::string(buf, end);
   }
   char buf[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, bytes.data(), buf, sizeof buf);
