@@ -209,10 +209,9 @@ struct RateSeries {
     if (bin_ns < 0) {
       const auto offset = static_cast<std::uint64_t>(t - origin);
       if (bytes.size() < kRateBins && offset < kMaxOffset && n <= kLengthMask) {
-        // Room for one, then eight, then all: past one request a channel
-        // usually sends more, past eight usually all of them.
+        // Room for one, then eight (past one request a channel usually
+        // sends several), then twice as much each time.
         if (bytes.size() == 1) bytes.reserve(8);
-        if (bytes.size() == 8) bytes.reserve(kRateBins);
         bytes.push_back(offset << kLengthBits | n);
         return;
       }
