@@ -20,7 +20,6 @@
 #include <map>
 #include <memory>
 #include <span>
-#include <unordered_map>
 
 #include "flat_map.hpp"
 #include "rdmalab/wire/cm.hpp"
@@ -502,9 +501,34 @@ struct Analyzer::Impl {
   // responder)): request halves ordered by the PSN they started at, response
   // halves newest last. A new half looks only at these, so its cost does not
   // grow with the number of QPs in the capture.
-  std::unordered_map<std::uint64_t, std::multimap<std::uint32_t, std::size_t>, Mix64Hash>
-      req_waiting;
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>, Mix64Hash> rsp_waiting;
+  // The lists are found through open-addressed tables of their indexes (a
+  // list, once made, stays, empty when nothing waits): a node-based map's
+  // bucket and node were two more cache misses for each new half.
+  using ReqList = std::multimap<std::uint32_t, std::size_t>;
+  using RspList = std::vector<std::size_t>;
+  FlatMap<std::uint64_t, std::uint32_t, Mix64Hash> req_index, rsp_index;
+  std::vector<ReqList> req_lists;
+  std::vector<RspList> rsp_lists;
+  /// The request halves between a requester's host and a responder's
+  /// waiting for their responses; nullptr when none do.
+  ReqList* req_waiting(HostId requester, HostId responder) {
+    const std::uint32_t* i = req_index.find(pack(requester, responder));
+    return i == nullptr || req_lists[*i].empty() ? nullptr : &req_lists[*i];
+  }
+  /// The response halves between the two waiting for their requests.
+  RspList* rsp_waiting(HostId requester, HostId responder) {
+    const std::uint32_t* i = rsp_index.find(pack(requester, responder));
+    return i == nullptr || rsp_lists[*i].empty() ? nullptr : &rsp_lists[*i];
+  }
+  /// The list of `lists` for the two hosts, made when there is none.
+  template <class List>
+  static List& list_of(FlatMap<std::uint64_t, std::uint32_t, Mix64Hash>& index,
+                       std::vector<List>& lists, HostId requester, HostId responder) {
+    const auto [i, added] =
+        index.try_emplace(pack(requester, responder), static_cast<std::uint32_t>(lists.size()));
+    if (added) lists.emplace_back();
+    return lists[i];
+  }
   // Request halves between one address pair looked at for a response's
   // PSN, nearest start first.
   static constexpr std::size_t kPairScan = 64;
@@ -579,12 +603,11 @@ struct Analyzer::Impl {
     if (!response) {
       // A request half (src -> dst, QP qpn at dst): join a channel that so
       // far only has responses from dst to src (the newest such).
-      if (auto it = rsp_waiting.find(pack(src, dst)); it != rsp_waiting.end()) {
-        found = it->second.back();
-        it->second.pop_back();
-        if (it->second.empty()) rsp_waiting.erase(it);
+      if (RspList* list = rsp_waiting(src, dst)) {
+        found = list->back();
+        list->pop_back();
       }
-    } else if (auto it = req_waiting.find(pack(dst, src)); it != req_waiting.end()) {
+    } else if (ReqList* list = req_waiting(dst, src)) {
       // A response half (src = responder -> dst = requester, QP qpn at the
       // requester): join the request half that has this PSN outstanding; if
       // none does, the one whose next PSN is closest above it. Several QP
@@ -597,7 +620,7 @@ struct Analyzer::Impl {
       // hold the PSN. An ACK usually answers the newest request its
       // requester sent, so a holder whose newest outstanding request ends
       // at the PSN is taken first; else the first holder visited.
-      auto& waiting = it->second;
+      ReqList& waiting = *list;
       const std::size_t none = channels.size();
       std::size_t any = none, holder = none, window = none;
       std::int32_t best_d = 0;
@@ -632,7 +655,6 @@ struct Analyzer::Impl {
           waiting.erase(w);
           break;
         }
-      if (waiting.empty()) req_waiting.erase(it);
     }
     if (found == channels.size()) {
       if (channels.size() >= opt.max_channels) return kNone;
@@ -641,9 +663,9 @@ struct Analyzer::Impl {
       c->rsp_host = response ? src : dst;
       c->index_psn = psn;
       if (response)
-        rsp_waiting[pack(dst, src)].push_back(found);
+        list_of(rsp_index, rsp_lists, dst, src).push_back(found);
       else
-        req_waiting[pack(src, dst)].emplace(psn, found);
+        list_of(req_index, req_lists, src, dst).emplace(psn, found);
       channels.push_back(std::move(c));
     }
     Channel& c = *channels[found];
@@ -671,12 +693,12 @@ struct Analyzer::Impl {
   /// kNone when no request half qualifies, or several do (more QPs between
   /// the two hosts than one CNP can tell apart).
   std::size_t cnp_channel(const HalfKey& key) {
-    const auto it = req_waiting.find(pack(key.dst, key.src));
-    if (it == req_waiting.end() || it->second.size() > kPairScan) return kNone;
-    const auto none = it->second.end();
+    ReqList* const waiting = req_waiting(key.dst, key.src);
+    if (waiting == nullptr || waiting->size() > kPairScan) return kNone;
+    const auto none = waiting->end();
     auto pick = none, unknown_at = none;
     std::size_t unknown = 0;
-    for (auto w = it->second.begin(); w != none && pick == none; ++w) {
+    for (auto w = waiting->begin(); w != none && pick == none; ++w) {
       const Channel& c = *channels[w->second];
       if (!c.req_qpn) {
         ++unknown;
@@ -695,8 +717,7 @@ struct Analyzer::Impl {
       c.req_qpn = key.qpn;
       attach_known(c);
     }
-    it->second.erase(pick);
-    if (it->second.empty()) req_waiting.erase(it);
+    waiting->erase(pick);
     halves.try_emplace(key, static_cast<std::uint32_t>(found));
     return found;
   }
