@@ -82,17 +82,23 @@ std::uint64_t pack(std::uint32_t hi, std::uint32_t lo) noexcept {
   return (std::uint64_t{hi} << 32) | lo;
 }
 
+/// A half-channel: its source and destination, the BTH's destination QP and
+/// its role. The ends are the two IPv4 addresses themselves when both are
+/// plain IPv4 (all of a RoCEv2 capture's, usually), so that following a
+/// packet needs no lookup of its hosts; else the hosts' numbers.
 struct HalfKey {
-  HostId src = 0, dst = 0;
+  std::uint32_t src = 0, dst = 0;
   std::uint32_t qpn = 0;
   bool response = false;
+  bool by_address = false;
   friend bool operator==(const HalfKey&, const HalfKey&) = default;
 };
 
 struct HalfKeyHash {
   std::size_t operator()(const HalfKey& k) const noexcept {
     return static_cast<std::size_t>(
-        mix64(pack(k.src, k.dst) ^ mix64((std::uint64_t{k.qpn} << 1) | (k.response ? 1 : 0))));
+        mix64(pack(k.src, k.dst) ^
+              mix64((std::uint64_t{k.qpn} << 2) | (k.response ? 1 : 0) | (k.by_address ? 2 : 0))));
   }
 };
 
@@ -584,12 +590,19 @@ struct Analyzer::Impl {
     return id;
   }
 
+  /// The key of the half (src -> dst, QP qpn, role), numbering its hosts
+  /// unless both are plain IPv4.
+  HalfKey half_key(const IpAddress& src, const IpAddress& dst, std::uint32_t qpn, bool response) {
+    if (is_plain_v4(src) && is_plain_v4(dst))
+      return HalfKey{v4_key(src), v4_key(dst), qpn, response, true};
+    return HalfKey{host_id(src), host_id(dst), qpn, response, false};
+  }
+
   /// The channel a packet belongs to (created if new), or kNone beyond
   /// max_channels.
   std::size_t channel_for(const IpAddress& src_addr, const IpAddress& dst_addr, std::uint32_t qpn,
                           bool response, std::uint32_t psn) {
-    const HostId src = host_id(src_addr), dst = host_id(dst_addr);
-    const HalfKey key{src, dst, qpn, response};
+    const HalfKey key = half_key(src_addr, dst_addr, qpn, response);
     // Packets come in runs of the same half: a one-entry cache per role
     // saves most hash lookups.
     Cached& cache = last[response ? 1 : 0];
@@ -598,6 +611,8 @@ struct Analyzer::Impl {
       cache = Cached{true, key, *idx};
       return *idx;
     }
+    // A new half. Its hosts were numbered at its key unless both are IPv4.
+    const HostId src = host_id(src_addr), dst = host_id(dst_addr);
 
     std::size_t found = channels.size();
     if (!response) {
@@ -681,9 +696,9 @@ struct Analyzer::Impl {
     return found;
   }
 
-  /// The channel of a CNP (`key`: its source, the responder's host; its
-  /// destination, the requester's host; its destination QP, the requester's
-  /// QP) when none of that channel's responses has been seen yet, so its
+  /// The channel of a CNP (`key`: its half; `responder`, its source host;
+  /// `requester`, its destination host, whose QP `key.qpn` is) when none of
+  /// that channel's responses has been seen yet, so its
   /// requester QP is not known from them: a NIC sends CNPs for the marked
   /// packets of a message long before that message's ACK. Among the request
   /// halves from the requester's host to the responder's that wait for their
@@ -692,8 +707,8 @@ struct Analyzer::Impl {
   /// requester QP, and later CNPs and ACKs to that QP join it directly.
   /// kNone when no request half qualifies, or several do (more QPs between
   /// the two hosts than one CNP can tell apart).
-  std::size_t cnp_channel(const HalfKey& key) {
-    ReqList* const waiting = req_waiting(key.dst, key.src);
+  std::size_t cnp_channel(const HalfKey& key, HostId responder, HostId requester) {
+    ReqList* const waiting = req_waiting(requester, responder);
     if (waiting == nullptr || waiting->size() > kPairScan) return kNone;
     const auto none = waiting->end();
     auto pick = none, unknown_at = none;
@@ -1369,24 +1384,33 @@ struct Analyzer::Impl {
     return is_plain_v4(a) ? v4_host_ids.find(v4_key(a)) : host_ids.find(a);
   }
 
+  /// The lines of a record the analysis of a RoCE packet reads: its first
+  /// 320 bytes (record.hpp orders the members so) and the line where
+  /// `decoded.ib` says whether it holds a packet.
   static void prefetch_record(const PacketRecord& rec) {
     const auto* p = reinterpret_cast<const char*>(&rec);
-    for (std::size_t off = 0; off < sizeof(PacketRecord); off += 64) __builtin_prefetch(p + off);
+    for (std::size_t off = 0; off < 320; off += 64) __builtin_prefetch(p + off);
+    __builtin_prefetch(reinterpret_cast<const char*>(&rec.decoded.ib + 1) - 1);
   }
 
   /// Stage 1: the packet's half-channel key, as feed() makes it.
   void ahead_key(const PacketRecord& rec, Ahead& a) const {
     a = Ahead{};
-    if (rec.pause || !rec.is_roce()) return;
+    if (!rec.is_roce()) return;  // pause frames included
     const std::optional<bool> response = half_role(rec);
     if (!response) return;
     const auto src = rec.decoded.src_address();
     const auto dst = rec.decoded.dst_address();
     if (!src || !dst) return;
-    const HostId* s = find_host(*src);
-    const HostId* d = find_host(*dst);
-    if (s == nullptr || d == nullptr) return;
-    a.key = HalfKey{*s, *d, rec.decoded.ib->bth.dest_qp, *response};
+    const std::uint32_t qpn = rec.decoded.ib->bth.dest_qp;
+    if (is_plain_v4(*src) && is_plain_v4(*dst)) {
+      a.key = HalfKey{v4_key(*src), v4_key(*dst), qpn, *response, true};
+    } else {
+      const HostId* s = find_host(*src);
+      const HostId* d = find_host(*dst);
+      if (s == nullptr || d == nullptr) return;
+      a.key = HalfKey{*s, *d, qpn, *response, false};
+    }
     a.keyed = true;
     halves.prefetch(a.key);
   }
@@ -1447,11 +1471,14 @@ struct Analyzer::Impl {
     stats.last_ns = rec.time_ns;
     latest_ns = std::max(latest_ns, rec.time_ns);
     note_spacing(rec);
-    if (rec.pause) {
-      on_pause(rec);
-      return;
-    }
+    // (A pause frame is never RoCE: asked only of the others, the record's
+    // rarely used tail stays unread for RoCE packets. Likewise a VCRC is
+    // only native InfiniBand's.)
     if (!rec.is_roce()) {
+      if (rec.pause) {
+        on_pause(rec);
+        return;
+      }
       if (rec.malformed())
         ++stats.malformed;
       else
@@ -1462,7 +1489,8 @@ struct Analyzer::Impl {
     if (rec.decoded.roce == wire::RoceVersion::V1) ++stats.roce_v1;
     if (rec.decoded.roce == wire::RoceVersion::NativeIb) ++stats.native_ib;
     if (rec.icrc && !rec.icrc->ok()) ++stats.icrc_errors;
-    if (rec.vcrc && !rec.vcrc->ok()) ++stats.vcrc_errors;
+    if (rec.decoded.roce == wire::RoceVersion::NativeIb && rec.vcrc && !rec.vcrc->ok())
+      ++stats.vcrc_errors;
     if (rec.decoded.error) {
       const wire::DecodeError& err = *rec.decoded.error;
       if (err.kind == wire::ErrorKind::UnknownOpcode) {
@@ -1484,8 +1512,9 @@ struct Analyzer::Impl {
     const wire::Bth& bth = rec.decoded.ib->bth;
 
     // IP ECN "Congestion Experienced" (RFC 3168): a switch marked the packet.
-    const bool ce = (rec.decoded.ipv4 && (rec.decoded.ipv4->tos & 3) == 3) ||
-                    (rec.decoded.ipv6 && (rec.decoded.ipv6->traffic_class & 3) == 3);
+    const bool ce = rec.decoded.ipv4
+                        ? (rec.decoded.ipv4->tos & 3) == 3
+                        : rec.decoded.ipv6 && (rec.decoded.ipv6->traffic_class & 3) == 3;
     if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
 
     const std::optional<bool> role = half_role(rec);
@@ -1504,11 +1533,14 @@ struct Analyzer::Impl {
       Event e{EventType::Cnp, rec.frame, 0, bth.psn};
       e.value = bth.dest_qp;
       rec.events.push_back(e);
-      const HalfKey key{host_id(*src), host_id(*dst), bth.dest_qp, response};
+      const HostId src_host = host_id(*src), dst_host = host_id(*dst);
+      const HalfKey key = half_key(*src, *dst, bth.dest_qp, response);
       const std::uint32_t* idx =
           hint != nullptr && hint->idx != kNoChannel ? &hint->idx : halves.find(key);
-      if (idx == nullptr) idx = halves.find(HalfKey{key.src, key.dst, key.qpn, false});
-      const std::size_t i = idx != nullptr ? *idx : cnp_channel(key);
+      HalfKey as_request = key;
+      as_request.response = false;
+      if (idx == nullptr) idx = halves.find(as_request);
+      const std::size_t i = idx != nullptr ? *idx : cnp_channel(key, src_host, dst_host);
       if (i == kNone) {
         ++stats.cnps_unattributed;
         return;

@@ -90,8 +90,8 @@ TEST_CASE("IbPacket::clear() gives a value-initialised IbPacket, member by membe
   wire::IbPacket p;
   const std::uint8_t bytes[4] = {1, 2, 3, 4};
   {
-    auto& [bth, reth, aeth, atomic_eth, atomic_ack_eth, immdt, ieth, deth, xrc_srq, feth, payload,
-           payload_length, icrc] = p;
+    auto& [bth, payload_length, payload, aeth, reth, atomic_eth, atomic_ack_eth, immdt, ieth, deth,
+           xrc_srq, feth, icrc] = p;
     bth.opcode = 0x0A;
     bth.psn = 5;
     bth.ack_req = true;
@@ -110,8 +110,8 @@ TEST_CASE("IbPacket::clear() gives a value-initialised IbPacket, member by membe
   }
   p.clear();
   const wire::IbPacket fresh{};
-  const auto& [bth, reth, aeth, atomic_eth, atomic_ack_eth, immdt, ieth, deth, xrc_srq, feth,
-               payload, payload_length, icrc] = p;
+  const auto& [bth, payload_length, payload, aeth, reth, atomic_eth, atomic_ack_eth, immdt, ieth,
+               deth, xrc_srq, feth, icrc] = p;
   CHECK(bth == fresh.bth);
   CHECK(reth == fresh.reth);
   CHECK(aeth == fresh.aeth);

@@ -137,9 +137,16 @@ struct Grh {
 /// One decoded (or to-be-encoded) IB transport packet: BTH, the extension
 /// headers its opcode calls for, payload and ICRC.
 struct IbPacket {
+  // The headers most packets carry first (see Frame).
   Bth bth;
-  std::optional<Reth> reth;
+  /// Payload length on the wire (differs from payload.size() only when the
+  /// capture was cut short by its snap length).
+  std::size_t payload_length = 0;
+  /// Payload without the pad bytes. When decoding a snap-length-truncated
+  /// frame, only the captured part.
+  Bytes payload;
   std::optional<Aeth> aeth;
+  std::optional<Reth> reth;
   std::optional<AtomicEth> atomic_eth;
   std::optional<AtomicAckEth> atomic_ack_eth;
   std::optional<std::uint32_t> immdt;  // infiniband.immdt, the 32 bits as on the wire
@@ -147,12 +154,6 @@ struct IbPacket {
   std::optional<Deth> deth;
   std::optional<std::uint32_t> xrc_srq;  // XRCETH: the XRC SRQ number (24 bits)
   std::optional<Feth> feth;
-  /// Payload without the pad bytes. When decoding a snap-length-truncated
-  /// frame, only the captured part.
-  Bytes payload;
-  /// Payload length on the wire (differs from payload.size() only when the
-  /// capture was cut short by its snap length).
-  std::size_t payload_length = 0;
   /// The ICRC as the 32-bit CRC value (stored little-endian on the wire).
   std::optional<std::uint32_t> icrc;
 
