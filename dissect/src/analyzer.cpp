@@ -481,10 +481,33 @@ std::optional<bool> half_role(const PacketRecord& rec) noexcept {
 
 }  // namespace
 
+/// The channels, numbered in order of creation, in chunks of 256 allocated
+/// whole: no allocation per channel, and a channel found from its number
+/// without first reading a pointer of its own (the list of chunks, a few
+/// kilobytes for hundreds of thousands of channels, stays in the cache).
+class ChannelStore {
+ public:
+  Channel& operator[](std::size_t i) noexcept { return chunks_[i / kChunk][i % kChunk]; }
+  const Channel& operator[](std::size_t i) const noexcept {
+    return chunks_[i / kChunk][i % kChunk];
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// A new channel, numbered size() - 1.
+  Channel& emplace_back() {
+    if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Channel[]>(kChunk));
+    return (*this)[size_++];
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 256;
+  std::vector<std::unique_ptr<Channel[]>> chunks_;
+  std::size_t size_ = 0;
+};
+
 struct Analyzer::Impl {
   AnalyzerOptions opt;
   CaptureStats stats;
-  std::vector<std::unique_ptr<Channel>> channels;
+  ChannelStore channels;
   FlatMap<HalfKey, std::uint32_t, HalfKeyHash> halves;
   struct Cached {
     bool valid = false;
@@ -644,7 +667,7 @@ struct Analyzer::Impl {
         if (pos == waiting.begin()) pos = waiting.end();
         --pos;
         const std::size_t i = pos->second;
-        const Channel& c = *channels[i];
+        const Channel& c = channels[i];
         if (any == none || i > any) any = i;
         if (std::any_of(c.out.begin(), c.out.end(),
                         [&](const Outstanding& o) { return o.holds(psn); })) {
@@ -664,7 +687,7 @@ struct Analyzer::Impl {
         }
       }
       if (found == none) found = holder != none ? holder : window != none ? window : any;
-      auto [lo, hi] = waiting.equal_range(channels[found]->index_psn);
+      auto [lo, hi] = waiting.equal_range(channels[found].index_psn);
       for (auto w = lo; w != hi; ++w)
         if (w->second == found) {
           waiting.erase(w);
@@ -673,17 +696,16 @@ struct Analyzer::Impl {
     }
     if (found == channels.size()) {
       if (channels.size() >= opt.max_channels) return kNone;
-      auto c = std::make_unique<Channel>();
-      c->req_host = response ? dst : src;
-      c->rsp_host = response ? src : dst;
-      c->index_psn = psn;
+      Channel& c = channels.emplace_back();
+      c.req_host = response ? dst : src;
+      c.rsp_host = response ? src : dst;
+      c.index_psn = psn;
       if (response)
         list_of(rsp_index, rsp_lists, dst, src).push_back(found);
       else
         list_of(req_index, req_lists, src, dst).emplace(psn, found);
-      channels.push_back(std::move(c));
     }
-    Channel& c = *channels[found];
+    Channel& c = channels[found];
     if (response) {
       c.has_rsp_half = true;
       c.req_qpn = qpn;
@@ -714,7 +736,7 @@ struct Analyzer::Impl {
     auto pick = none, unknown_at = none;
     std::size_t unknown = 0;
     for (auto w = waiting->begin(); w != none && pick == none; ++w) {
-      const Channel& c = *channels[w->second];
+      const Channel& c = channels[w->second];
       if (!c.req_qpn) {
         ++unknown;
         unknown_at = w;
@@ -727,7 +749,7 @@ struct Analyzer::Impl {
       pick = unknown_at;
     }
     const std::size_t found = pick->second;
-    Channel& c = *channels[found];
+    Channel& c = channels[found];
     if (!c.req_qpn) {
       c.req_qpn = key.qpn;
       attach_known(c);
@@ -740,7 +762,7 @@ struct Analyzer::Impl {
   /// Puts a channel into its conversation (creating it) and teaches the
   /// conversation the QPNs the channel has learnt.
   void attach(std::size_t idx) {
-    Channel& c = *channels[idx];
+    Channel& c = channels[idx];
     const IpAddress req_addr = hosts[c.req_host];
     const IpAddress rsp_addr = hosts[c.rsp_host];
     if (c.conv != 0) {
@@ -796,11 +818,11 @@ struct Analyzer::Impl {
 
   void add_channel(Conversation& v, std::size_t idx) {
     const auto n = static_cast<std::uint32_t>(idx + 1);
-    channels[idx]->pos_in_conv = v.channel_count++;
+    channels[idx].pos_in_conv = v.channel_count++;
     if (v.last_channel == 0)
       v.first_channel = n;
     else
-      channels[v.last_channel - 1]->next_in_conv = n;
+      channels[v.last_channel - 1].next_in_conv = n;
     v.last_channel = n;
   }
 
@@ -1329,13 +1351,13 @@ struct Analyzer::Impl {
         // so both land in the same conversation.
         const std::size_t iab = channel_for(dst, src, rep->qpn, false, rep->starting_psn);
         if (iab == kNone) break;
-        channels[iab]->req_qpn = it->qpn;
-        channels[iab]->cm = std::make_unique<CmPlan>(CmPlan{rec.frame, it->qpn, rep->starting_psn});
-        attach_known(*channels[iab]);
+        channels[iab].req_qpn = it->qpn;
+        channels[iab].cm = std::make_unique<CmPlan>(CmPlan{rec.frame, it->qpn, rep->starting_psn});
+        attach_known(channels[iab]);
         const std::size_t iba = channel_for(src, dst, it->qpn, false, it->psn);
         if (iba == kNone) break;
-        Channel& ab = *channels[iab];
-        Channel& ba = *channels[iba];
+        Channel& ab = channels[iab];
+        Channel& ba = channels[iba];
         ba.req_qpn = rep->qpn;
         ba.cm = std::make_unique<CmPlan>(CmPlan{it->frame, rep->qpn, it->psn});
         attach_known(ba);
@@ -1415,7 +1437,7 @@ struct Analyzer::Impl {
     halves.prefetch(a.key);
   }
 
-  /// Stage 2: the key's channel, when the key is known.
+  /// Stage 2: the key's channel, when the key is known, and its first line.
   void ahead_find(Ahead& a) const {
     if (!a.keyed) return;
     if (const std::uint32_t* idx = halves.find(a.key)) {
@@ -1427,14 +1449,14 @@ struct Analyzer::Impl {
   /// Stage 3: the channel itself.
   void ahead_channel(const Ahead& a) const {
     if (a.idx == kNoChannel) return;
-    const auto* p = reinterpret_cast<const char*>(channels[a.idx].get());
+    const auto* p = reinterpret_cast<const char*>(&channels[a.idx]);
     for (std::size_t off = 0; off < sizeof(Channel); off += 64) __builtin_prefetch(p + off);
   }
 
   /// Stage 4: what the channel points to.
   void ahead_state(const Ahead& a) const {
     if (a.idx == kNoChannel) return;
-    const Channel& c = *channels[a.idx];
+    const Channel& c = channels[a.idx];
     if (c.conv != 0) __builtin_prefetch(&convs[c.conv - 1]);
     c.out.prefetch();
     c.sent.prefetch();
@@ -1545,7 +1567,7 @@ struct Analyzer::Impl {
         ++stats.cnps_unattributed;
         return;
       }
-      Channel& c = *channels[i];
+      Channel& c = channels[i];
       mark_record(c, rec);
       note_packet(c, rec);
       on_cnp(c, rec);
@@ -1560,7 +1582,7 @@ struct Analyzer::Impl {
       ++stats.untracked;
       return;
     }
-    Channel& c = *channels[idx];
+    Channel& c = channels[idx];
     if (tr == wire::Transport::UC) c.unreliable = true;
     mark_record(c, rec);
     note_packet(c, rec);
@@ -1790,9 +1812,9 @@ struct Analyzer::Impl {
       end_pause(st, std::min(st.expiry_ns, latest_ns), st.s.paused_at_end);
     }
     events.insert(events.end(), pause_events.begin(), pause_events.end());
-    for (auto& cp : channels) congestion_findings(*cp, events);
-    for (auto& cp : channels) {
-      Channel& c = *cp;
+    for (std::size_t i = 0; i < channels.size(); ++i) congestion_findings(channels[i], events);
+    for (std::size_t i = 0; i < channels.size(); ++i) {
+      Channel& c = channels[i];
       if (!c.started || c.out.empty()) continue;
       if (c.last_req_was_timeout_retry && c.chain_active && c.last_rsp_ns <= c.last_req_ns) {
         // The last thing the requester did was a timeout retry, and nothing
@@ -1989,8 +2011,8 @@ ConversationSummary Analyzer::summary(std::uint32_t id) const {
   s.first_ns = v.first_ns;
   s.last_ns = v.last_ns;
   s.channels.reserve(v.channel_count);
-  for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1]->next_in_conv)
-    s.channels.push_back(impl_->summarize(*impl_->channels[n - 1]));
+  for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1].next_in_conv)
+    s.channels.push_back(impl_->summarize(impl_->channels[n - 1]));
   return s;
 }
 
