@@ -22,6 +22,7 @@
 #include <span>
 
 #include "flat_map.hpp"
+#include "prefetch.hpp"
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/psn.hpp"
 #include "rdmalab/wire/timers.hpp"
@@ -1411,8 +1412,8 @@ struct Analyzer::Impl {
   /// `decoded.ib` says whether it holds a packet.
   static void prefetch_record(const PacketRecord& rec) {
     const auto* p = reinterpret_cast<const char*>(&rec);
-    for (std::size_t off = 0; off < 320; off += 64) __builtin_prefetch(p + off);
-    __builtin_prefetch(reinterpret_cast<const char*>(&rec.decoded.ib + 1) - 1);
+    for (std::size_t off = 0; off < 320; off += 64) prefetch_line(p + off);
+    prefetch_line(reinterpret_cast<const char*>(&rec.decoded.ib + 1) - 1);
   }
 
   /// Stage 1: the packet's half-channel key, as feed() makes it.
@@ -1442,7 +1443,7 @@ struct Analyzer::Impl {
     if (!a.keyed) return;
     if (const std::uint32_t* idx = halves.find(a.key)) {
       a.idx = *idx;
-      __builtin_prefetch(&channels[*idx]);
+      prefetch_line(&channels[*idx]);
     }
   }
 
@@ -1450,20 +1451,20 @@ struct Analyzer::Impl {
   void ahead_channel(const Ahead& a) const {
     if (a.idx == kNoChannel) return;
     const auto* p = reinterpret_cast<const char*>(&channels[a.idx]);
-    for (std::size_t off = 0; off < sizeof(Channel); off += 64) __builtin_prefetch(p + off);
+    for (std::size_t off = 0; off < sizeof(Channel); off += 64) prefetch_line(p + off);
   }
 
   /// Stage 4: what the channel points to.
   void ahead_state(const Ahead& a) const {
     if (a.idx == kNoChannel) return;
     const Channel& c = channels[a.idx];
-    if (c.conv != 0) __builtin_prefetch(&convs[c.conv - 1]);
+    if (c.conv != 0) prefetch_line(&convs[c.conv - 1]);
     c.out.prefetch();
     c.sent.prefetch();
     c.recent.prefetch();
-    if (!c.rate.bytes.empty()) __builtin_prefetch(&c.rate.bytes.back());
-    if (!c.rtt.v.empty()) __builtin_prefetch(&c.rtt.v.back());
-    if (c.cong) __builtin_prefetch(c.cong.get());
+    if (!c.rate.bytes.empty()) prefetch_line(&c.rate.bytes.back());
+    if (!c.rtt.v.empty()) prefetch_line(&c.rtt.v.back());
+    if (c.cong) prefetch_line(c.cong.get());
   }
 
   void feed_all(std::span<PacketRecord> recs) {

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "prefetch.hpp"
+
 namespace rdmalab::dissect {
 
 namespace detail {
@@ -50,7 +52,7 @@ struct FlatSlots {
   }
 
   void prefetch(const Key& key) const noexcept {
-    if (!slots.empty()) __builtin_prefetch(&slots[start(key)]);
+    if (!slots.empty()) prefetch_line(&slots[start(key)]);
   }
 
   /// Makes room for one more entry: the table doubles when it would be

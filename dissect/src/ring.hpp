@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "prefetch.hpp"
+
 namespace rdmalab::dissect {
 
 template <class T>
@@ -73,8 +75,8 @@ class Ring {
   /// touch them a little later).
   void prefetch() const noexcept {
     if (cap_ == 0) return;
-    __builtin_prefetch(&data_[head_]);
-    __builtin_prefetch(&data_[slot(size_ < cap_ ? size_ : size_ - 1)]);
+    prefetch_line(&data_[head_]);
+    prefetch_line(&data_[slot(size_ < cap_ ? size_ : size_ - 1)]);
   }
 
   template <class... Args>

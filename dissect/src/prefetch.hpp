@@ -1,0 +1,22 @@
+// A prefetch the compiler keeps where it is written (private).
+#pragma once
+
+namespace rdmalab::dissect {
+
+/// Asks the processor to fetch the cache line holding `p`, for a read a
+/// little later (a hint: `p` need not be valid).
+///
+/// Not __builtin_prefetch in a function of its own: GCC 12 counts it as
+/// free of side effects, so a function whose only effect is a prefetch
+/// (the hash tables' and rings' prefetch()) is taken as "const", and its
+/// calls are deleted before they are inlined. The analyser's lookahead lost
+/// most of its prefetches that way. A volatile asm statement stays.
+inline void prefetch_line(const void* p) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
+}  // namespace rdmalab::dissect
