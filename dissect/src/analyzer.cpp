@@ -614,11 +614,18 @@ struct Analyzer::Impl {
     return id;
   }
 
-  /// The key of the half (src -> dst, QP qpn, role), numbering its hosts
-  /// unless both are plain IPv4.
+  /// The key of the half (src -> dst, QP qpn, role) when both ends are
+  /// plain IPv4: their addresses. nullopt otherwise: the hosts' numbers make
+  /// the key then.
+  static std::optional<HalfKey> address_key(const IpAddress& src, const IpAddress& dst,
+                                            std::uint32_t qpn, bool response) noexcept {
+    if (!is_plain_v4(src) || !is_plain_v4(dst)) return std::nullopt;
+    return HalfKey{v4_key(src), v4_key(dst), qpn, response, true};
+  }
+
+  /// The key of the half, numbering its hosts unless both are plain IPv4.
   HalfKey half_key(const IpAddress& src, const IpAddress& dst, std::uint32_t qpn, bool response) {
-    if (is_plain_v4(src) && is_plain_v4(dst))
-      return HalfKey{v4_key(src), v4_key(dst), qpn, response, true};
+    if (const std::optional<HalfKey> k = address_key(src, dst, qpn, response)) return *k;
     return HalfKey{host_id(src), host_id(dst), qpn, response, false};
   }
 
@@ -1426,8 +1433,8 @@ struct Analyzer::Impl {
     const auto dst = rec.decoded.dst_address();
     if (!src || !dst) return;
     const std::uint32_t qpn = rec.decoded.ib->bth.dest_qp;
-    if (is_plain_v4(*src) && is_plain_v4(*dst)) {
-      a.key = HalfKey{v4_key(*src), v4_key(*dst), qpn, *response, true};
+    if (const std::optional<HalfKey> k = address_key(*src, *dst, qpn, *response)) {
+      a.key = *k;
     } else {
       const HostId* s = find_host(*src);
       const HostId* d = find_host(*dst);
@@ -1557,7 +1564,8 @@ struct Analyzer::Impl {
       e.value = bth.dest_qp;
       rec.events.push_back(e);
       const HostId src_host = host_id(*src), dst_host = host_id(*dst);
-      const HalfKey key = half_key(*src, *dst, bth.dest_qp, response);
+      const HalfKey key = address_key(*src, *dst, bth.dest_qp, response)
+                              .value_or(HalfKey{src_host, dst_host, bth.dest_qp, response, false});
       const std::uint32_t* idx =
           hint != nullptr && hint->idx != kNoChannel ? &hint->idx : halves.find(key);
       HalfKey as_request = key;
