@@ -909,11 +909,15 @@ SummaryWriter::SummaryWriter(Format format, const CaptureStats& stats, std::size
 }
 
 void SummaryWriter::conversation(const ConversationSummary& v) {
-  if (format_ == Format::Json)
-    summary_json_conversation(v, written_ == 0, out_);
+  conversation(format_, v, written_++, out_);
+}
+
+void SummaryWriter::conversation(Format format, const ConversationSummary& v, std::size_t index,
+                                 std::string& out) {
+  if (format == Format::Json)
+    summary_json_conversation(v, index == 0, out);
   else
-    summary_text_conversation(v, out_);
-  ++written_;
+    summary_text_conversation(v, out);
 }
 
 void SummaryWriter::end(std::span<const PfcSummary> pfc) {

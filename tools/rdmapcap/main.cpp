@@ -31,6 +31,7 @@
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/dissect/render.hpp"
 #include "rdmalab/i18n/i18n.hpp"
+#include "rdmapcap/in_order.hpp"
 #include "rdmapcap/messages.hpp"
 #include "rdmapcap/pipeline.hpp"
 #include "rdmapcap/report.hpp"
@@ -57,6 +58,15 @@ class Out {
   void flush() {
     if (!buf.empty()) std::fwrite(buf.data(), 1, buf.size(), stdout);
     buf.clear();
+  }
+  /// Appends `text`, or writes it straight out when it would fill the buffer.
+  void write(std::string_view text) {
+    if (buf.size() + text.size() < (1u << 16)) {
+      buf += text;
+      return;
+    }
+    flush();
+    std::fwrite(text.data(), 1, text.size(), stdout);
   }
   ~Out() { flush(); }
 };
@@ -223,16 +233,21 @@ int cmd_summary(const std::string& path, bool json, bool check_icrc,
       path, analyzer, out, [](dissect::PacketRecord&) {}, errors, check_icrc);
   if (rc != kExitOk) return rc;
   const int code = finish(analyzer, errors, [](const dissect::Event&) {});
-  // One conversation's summary at a time, written out as the buffer fills:
-  // a capture of a whole cluster has hundreds of thousands.
+  // A capture of a whole cluster has hundreds of thousands of
+  // conversations: summarised a block at a time, on two threads (the
+  // reading thread's core is idle by now), and written out in order as
+  // blocks are done (in_order.hpp). The analyser's summary() only reads.
   const std::size_t n = analyzer.conversation_count();
-  dissect::SummaryWriter writer(
-      json ? dissect::SummaryWriter::Format::Json : dissect::SummaryWriter::Format::Text,
-      analyzer.stats(), n, out.buf);
-  for (std::size_t id = 1; id <= n; ++id) {
-    writer.conversation(analyzer.summary(static_cast<std::uint32_t>(id)));
-    out.maybe_flush();
-  }
+  const auto format =
+      json ? dissect::SummaryWriter::Format::Json : dissect::SummaryWriter::Format::Text;
+  dissect::SummaryWriter writer(format, analyzer.stats(), n, out.buf);
+  rdmapcap::render_in_order(
+      n,
+      [&](std::size_t i, std::string& text) {
+        dissect::SummaryWriter::conversation(
+            format, analyzer.summary(static_cast<std::uint32_t>(i + 1)), i, text);
+      },
+      [&out](std::string_view text) { out.write(text); });
   writer.end(analyzer.pfc());
   return code;
 }

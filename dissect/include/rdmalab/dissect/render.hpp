@@ -51,7 +51,9 @@ void render_summary_json(const CaptureStats& stats, std::span<const Conversation
 /// at a time: a capture of a whole cluster has too many conversations to
 /// hold all their summaries at once. The head is written on construction,
 /// then conversation() for each conversation in order (the caller may move
-/// `out` elsewhere between calls), then end().
+/// `out` elsewhere between calls), then end(). The static conversation()
+/// writes one conversation's part anywhere (it touches no writer), so that
+/// parts may be made on several threads and joined in order.
 class SummaryWriter {
  public:
   enum class Format : std::uint8_t { Text, Json };
@@ -59,6 +61,9 @@ class SummaryWriter {
   SummaryWriter(Format format, const CaptureStats& stats, std::size_t conversations,
                 std::string& out);
   void conversation(const ConversationSummary& v);
+  /// The part of conversation `index` (0 for the first written) in `format`.
+  static void conversation(Format format, const ConversationSummary& v, std::size_t index,
+                           std::string& out);
   void end(std::span<const PfcSummary> pfc);
 
  private:
