@@ -14,6 +14,8 @@ packages=(
   libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
   # capture files, command lines, formatting, JSON, tests, CRC
   libpcap-dev libcli11-dev libfmt-dev nlohmann-json3-dev doctest-dev zlib1g-dev
+  # the allocator rdmapcap links (tools/rdmapcap/CMakeLists.txt)
+  libjemalloc-dev
   # the Wireshark plugin, and the reference decoder and capture tool for tests
   libwireshark-dev libglib2.0-dev tshark tcpdump
   # the tshark comparison test; jq and mergecap (wireshark-common) for commands
