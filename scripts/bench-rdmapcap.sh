@@ -4,8 +4,8 @@
 # with 1 KiB payloads; 2N congestion-heavy packets (CE marks, CNPs, PFC and
 # 802.3x pause frames) from 100,000 requester QPs; the same traffic from 4
 # QPs, whose time per packet the 100,000-QP capture is compared with. Each is
-# timed against a bare libpcap read loop and tshark (see
-# bench/dissect/bench_rdmapcap.cpp). BASELINE, when set, names a second
+# timed against a bare libpcap read loop, the same loop over rdmapcap's mapped
+# reader, and tshark (see bench/dissect/bench_rdmapcap.cpp). BASELINE, when set, names a second
 # rdmapcap (a build of another commit) timed on the same captures in turns.
 #
 #   [BASELINE=path/to/rdmapcap] scripts/bench-rdmapcap.sh [PACKETS] [PAYLOAD_BYTES] [RUNS]
