@@ -25,10 +25,10 @@ void render_in_order(std::size_t n, const std::function<void(std::size_t, std::s
     render_block(b, mine);
     write(mine);
   };
-  if (blocks < 2 || std::thread::hardware_concurrency() < 2) {
+  const auto all_own = [&] {
     for (std::size_t b = 0; b < blocks; ++b) own(b);
-    return;
-  }
+  };
+  if (blocks < 2 || std::thread::hardware_concurrency() < 2) return all_own();
 
   // The second thread renders blocks 1, 3, 5, ... into these slots in
   // turn; a slot is the second thread's while empty and the caller's while
@@ -71,8 +71,7 @@ void render_in_order(std::size_t n, const std::function<void(std::size_t, std::s
   try {
     thread = std::thread(helper);
   } catch (const std::system_error&) {
-    for (std::size_t b = 0; b < blocks; ++b) own(b);
-    return;
+    return all_own();
   }
   // However the caller's loop ends, the second thread is stopped and joined.
   struct Join {

@@ -51,9 +51,10 @@ constexpr int kExitInput = 3;
 /// Buffered standard output: one fwrite per 64 KiB instead of one per line.
 class Out {
  public:
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 16;
   std::string buf;
   void maybe_flush() {
-    if (buf.size() >= (1u << 16)) flush();
+    if (buf.size() >= kBufferBytes) flush();
   }
   void flush() {
     if (!buf.empty()) std::fwrite(buf.data(), 1, buf.size(), stdout);
@@ -61,7 +62,7 @@ class Out {
   }
   /// Appends `text`, or writes it straight out when it would fill the buffer.
   void write(std::string_view text) {
-    if (buf.size() + text.size() < (1u << 16)) {
+    if (buf.size() + text.size() < kBufferBytes) {
       buf += text;
       return;
     }

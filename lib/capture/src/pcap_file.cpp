@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "rdmalab/wire/erf.hpp"
@@ -94,6 +95,17 @@ struct Mapped {
     released = upto;
   }
 
+  static constexpr std::size_t kRecordHeader = 16;
+
+  /// The captured length of the record at `off` when its header and frame
+  /// lie whole in the file within the snap length; nullopt otherwise.
+  [[nodiscard]] std::optional<std::uint32_t> whole_record(std::size_t off) const noexcept {
+    if (size - off < kRecordHeader) return std::nullopt;
+    const std::uint32_t caplen = u32(off + 8);
+    if (caplen > snaplen || caplen > size - off - kRecordHeader) return std::nullopt;
+    return caplen;
+  }
+
   [[nodiscard]] std::uint32_t u32(std::size_t off) const noexcept {
     std::uint32_t v = 0;
     std::memcpy(&v, base + off, 4);
@@ -168,10 +180,10 @@ struct PcapReader::Handle {
   /// ends cleanly).
   bool next_mapped(Packet& out) {
     Mapped& m = *mapped;
-    constexpr std::size_t kRecordHeader = 16;
-    if (m.size - m.at < kRecordHeader) return false;
-    const std::uint32_t caplen = m.u32(m.at + 8);
-    if (caplen > m.snaplen || caplen > m.size - m.at - kRecordHeader) return false;
+    constexpr std::size_t kRecordHeader = Mapped::kRecordHeader;
+    const std::optional<std::uint32_t> whole = m.whole_record(m.at);
+    if (!whole) return false;
+    const std::uint32_t caplen = *whole;
     // Seconds and fraction with the top bit set (before 1970, after 2038, or
     // damage) are left to libpcap too, which reads them as it reads them.
     const std::uint32_t sec = m.u32(m.at), frac = m.u32(m.at + 4);
@@ -187,13 +199,10 @@ struct PcapReader::Handle {
     // foresee. This frame's end was asked for one record ago; the next
     // frame's end (and the record header after it) is asked for now.
     // (The next record's header shares a line with this frame's end.)
-    if (m.size - m.at >= kRecordHeader) {
-      const std::uint32_t next = m.u32(m.at + 8);
-      if (next <= m.snaplen && next <= m.size - m.at - kRecordHeader) {
-        const std::uint8_t* end = m.base + m.at + kRecordHeader + next;
-        __builtin_prefetch(end - 4);
-        if (end + kRecordHeader <= m.base + m.size) __builtin_prefetch(end + kRecordHeader - 1);
-      }
+    if (const std::optional<std::uint32_t> next = m.whole_record(m.at)) {
+      const std::uint8_t* end = m.base + m.at + kRecordHeader + *next;
+      __builtin_prefetch(end - 4);
+      if (end + kRecordHeader <= m.base + m.size) __builtin_prefetch(end + kRecordHeader - 1);
     }
     // Give back what lies a whole step behind: the caller may still hold
     // the frames just before the cursor.
