@@ -48,8 +48,9 @@ Pipeline::~Pipeline() {
   if (thread_.joinable()) thread_.join();
 }
 
-Pipeline::Batch* Pipeline::take(std::deque<Batch*>& from, bool* full_was_empty) {
+Pipeline::Batch* Pipeline::take(std::deque<Batch*>& from, bool* full_was_empty, bool* waited) {
   std::unique_lock lock(mu_);
+  if (waited != nullptr) *waited = from.empty();
   cv_.wait(lock, [&] { return stop_ || !from.empty(); });
   if (stop_) return nullptr;
   if (full_was_empty != nullptr) *full_was_empty = full_.empty();
@@ -126,9 +127,6 @@ void Pipeline::read_loop() {
     bool starved = false;  // the analysing thread had taken every filled batch
     Batch* b = take(free_, &starved);
     if (b == nullptr) return;
-    // Batches come back in the order they were filled: every frame up to
-    // this one's last is done with.
-    reader_.done_before(b->end);
     b->crc_left = check_icrc_ && starved;
     fill(*b);
     const bool last = b->last;
@@ -144,7 +142,13 @@ std::span<dissect::PacketRecord> Pipeline::next() {
       current_ = nullptr;
       done_ = done->last;
       const std::exception_ptr error = done->error;
-      if (!inline_) give(free_, done);
+      if (!inline_) {
+        // Batches come back in the order they were filled: every frame up
+        // to this one's last is done with. Given back from this thread,
+        // which has time when the reader is the slower.
+        reader_.done_before(done->end);
+        give(free_, done);
+      }
       if (error) std::rethrow_exception(error);
     }
     if (done_) return {};
@@ -154,8 +158,20 @@ std::span<dissect::PacketRecord> Pipeline::next() {
       current_->crc_left = false;
       fill(*current_);
     } else {
-      current_ = take(full_);
+      bool waited = false;
+      current_ = take(full_, nullptr, &waited);
       if (current_ == nullptr) return {};
+      // This thread had to wait: the reading thread is the slower, and
+      // is now filling the batch after this one. The pages of the batch
+      // after that (as long as this one) are mapped from here, so that
+      // the reader does not fault them in itself.
+      const std::uint64_t span = current_->end - last_end_;
+      last_end_ = current_->end;
+      if (waited) {
+        const std::uint64_t to = current_->end + 2 * span;
+        if (to > mapped_to_) reader_.map_ahead(std::max(mapped_to_, current_->end + span), to);
+        mapped_to_ = std::max(mapped_to_, to);
+      }
     }
     if (current_->crc_left)
       for (std::size_t i = 0; i < current_->count; ++i)

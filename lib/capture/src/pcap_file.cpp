@@ -16,6 +16,10 @@
 
 #include "rdmalab/wire/erf.hpp"
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14; older kernels answer EINVAL
+#endif
+
 namespace rdmalab::capture {
 namespace {
 
@@ -275,8 +279,20 @@ bool PcapReader::next(Packet& out) {
 
 void PcapReader::done_before(std::uint64_t position) noexcept {
   if (!h_->mapped) return;
-  h_->mapped->told = true;
+  // Written once, by the first call: later calls may come from another
+  // thread than next()'s, which only reads it.
+  if (!h_->mapped->told) h_->mapped->told = true;
   h_->mapped->release(static_cast<std::size_t>(std::min<std::uint64_t>(position, SIZE_MAX)));
+}
+
+bool PcapReader::map_ahead(std::uint64_t from, std::uint64_t to) noexcept {
+  if (!h_->mapped) return false;
+  const Mapped& m = *h_->mapped;
+  const std::size_t first = static_cast<std::size_t>(std::min<std::uint64_t>(from, m.size));
+  const std::size_t end = static_cast<std::size_t>(std::min<std::uint64_t>(to, m.size));
+  const std::size_t page = first & ~std::size_t{4095};
+  if (end <= first) return false;
+  return ::madvise(const_cast<std::uint8_t*>(m.base) + page, end - page, MADV_POPULATE_READ) == 0;
 }
 
 bool PcapReader::mapped() const noexcept {

@@ -67,7 +67,18 @@ class PcapReader {
   /// megabytes behind its cursor; after the first, only those it is told
   /// about (a caller that holds frames longer, as rdmapcap's batches do,
   /// would otherwise touch pages given back, which then count again).
+  /// After the first call, done_before and map_ahead may be called from
+  /// another thread while one thread calls next().
   void done_before(std::uint64_t position) noexcept;
+  /// Maps the pages of a mapped file's bytes [from, to) now, from the page
+  /// cache (or the disk), so that next() does not stop for them: reading
+  /// them otherwise costs a page fault per 64 KiB or so, and the kernel's
+  /// work of entering each page, on the reading thread. A caller with a
+  /// second thread to spare moves that work there. They count in the
+  /// process's memory until given back (done_before). False when nothing
+  /// was mapped: a file libpcap reads, an empty range, a kernel before
+  /// Linux 5.14 (no MADV_POPULATE_READ).
+  bool map_ahead(std::uint64_t from, std::uint64_t to) noexcept;
   /// Bytes of the file consumed so far and its total size (for progress).
   [[nodiscard]] std::uint64_t position() const noexcept;
   [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
