@@ -737,6 +737,21 @@ struct Analyzer::Impl {
   /// requester QP, and later CNPs and ACKs to that QP join it directly.
   /// kNone when no request half qualifies, or several do (more QPs between
   /// the two hosts than one CNP can tell apart).
+  /// The channel of a CNP from src to dst's QP qpn (`response`: its half
+  /// role): the half it goes back along, else the request half of that QP,
+  /// else cnp_channel's guess; kNone when there is none.
+  std::size_t cnp_channel_for(const IpAddress& src, const IpAddress& dst, std::uint32_t qpn,
+                              bool response) {
+    const HostId src_host = host_id(src), dst_host = host_id(dst);
+    const HalfKey key = address_key(src, dst, qpn, response)
+                            .value_or(HalfKey{src_host, dst_host, qpn, response, false});
+    if (const std::uint32_t* idx = halves.find(key)) return *idx;
+    HalfKey as_request = key;
+    as_request.response = false;
+    if (const std::uint32_t* idx = halves.find(as_request)) return *idx;
+    return cnp_channel(key, src_host, dst_host);
+  }
+
   std::size_t cnp_channel(const HalfKey& key, HostId responder, HostId requester) {
     ReqList* const waiting = req_waiting(requester, responder);
     if (waiting == nullptr || waiting->size() > kPairScan) return kNone;
@@ -1536,9 +1551,15 @@ struct Analyzer::Impl {
       if (err.layer != wire::Layer::Payload && err.layer != wire::Layer::Icrc) return;
     }
     if (rec.op == nullptr || !rec.decoded.ib) return;
-    const auto src = rec.decoded.src_address();
-    const auto dst = rec.decoded.dst_address();
-    if (!src || !dst) return;
+    // A packet whose channel feed_all() found ahead had both addresses and a
+    // half-channel role then: they are not read again.
+    const bool hinted = hint != nullptr && hint->idx != kNoChannel;
+    std::optional<IpAddress> src, dst;
+    if (!hinted) {
+      src = rec.decoded.src_address();
+      dst = rec.decoded.dst_address();
+      if (!src || !dst) return;
+    }
     const wire::Bth& bth = rec.decoded.ib->bth;
 
     // IP ECN "Congestion Experienced" (RFC 3168): a switch marked the packet.
@@ -1547,7 +1568,7 @@ struct Analyzer::Impl {
                         : rec.decoded.ipv6 && (rec.decoded.ipv6->traffic_class & 3) == 3;
     if (ce) rec.events.push_back(Event{EventType::EcnMarked, rec.frame, 0, bth.psn});
 
-    const std::optional<bool> role = half_role(rec);
+    const std::optional<bool> role = hinted ? hint->key.response : half_role(rec);
     if (!role) {
       ++stats.datagrams;
       if (rec.cm) on_cm(rec, *src, *dst);
@@ -1563,15 +1584,7 @@ struct Analyzer::Impl {
       Event e{EventType::Cnp, rec.frame, 0, bth.psn};
       e.value = bth.dest_qp;
       rec.events.push_back(e);
-      const HostId src_host = host_id(*src), dst_host = host_id(*dst);
-      const HalfKey key = address_key(*src, *dst, bth.dest_qp, response)
-                              .value_or(HalfKey{src_host, dst_host, bth.dest_qp, response, false});
-      const std::uint32_t* idx =
-          hint != nullptr && hint->idx != kNoChannel ? &hint->idx : halves.find(key);
-      HalfKey as_request = key;
-      as_request.response = false;
-      if (idx == nullptr) idx = halves.find(as_request);
-      const std::size_t i = idx != nullptr ? *idx : cnp_channel(key, src_host, dst_host);
+      const std::size_t i = hinted ? hint->idx : cnp_channel_for(*src, *dst, bth.dest_qp, response);
       if (i == kNone) {
         ++stats.cnps_unattributed;
         return;
@@ -1584,9 +1597,8 @@ struct Analyzer::Impl {
     }
     // XRC is followed as RC is: a reliable channel from the initiator QP to
     // the target QP named in the BTH, acknowledged the same way.
-    const std::size_t idx = hint != nullptr && hint->idx != kNoChannel
-                                ? hint->idx
-                                : channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
+    const std::size_t idx =
+        hinted ? hint->idx : channel_for(*src, *dst, bth.dest_qp, response, bth.psn);
     if (idx == kNone) {
       ++stats.untracked;
       return;

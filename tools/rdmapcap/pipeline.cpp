@@ -127,6 +127,10 @@ void Pipeline::read_loop() {
     bool starved = false;  // the analysing thread had taken every filled batch
     Batch* b = take(free_, &starved);
     if (b == nullptr) return;
+    // Batches come back in the order they were filled: every frame up to
+    // this one's last is done with. Its pages are given back from here
+    // unless the analysing thread, waiting for this one, does it.
+    if (!analyser_waits_.load(std::memory_order_relaxed)) reader_.done_before(b->end);
     b->crc_left = check_icrc_ && starved;
     fill(*b);
     const bool last = b->last;
@@ -143,10 +147,7 @@ std::span<dissect::PacketRecord> Pipeline::next() {
       done_ = done->last;
       const std::exception_ptr error = done->error;
       if (!inline_) {
-        // Batches come back in the order they were filled: every frame up
-        // to this one's last is done with. Given back from this thread,
-        // which has time when the reader is the slower.
-        reader_.done_before(done->end);
+        given_back_ = done->end;
         give(free_, done);
       }
       if (error) std::rethrow_exception(error);
@@ -161,13 +162,16 @@ std::span<dissect::PacketRecord> Pipeline::next() {
       bool waited = false;
       current_ = take(full_, nullptr, &waited);
       if (current_ == nullptr) return {};
-      // This thread had to wait: the reading thread is the slower, and
-      // is now filling the batch after this one. The pages of the batch
-      // after that (as long as this one) are mapped from here, so that
-      // the reader does not fault them in itself.
+      analyser_waits_.store(waited, std::memory_order_relaxed);
       const std::uint64_t span = current_->end - last_end_;
       last_end_ = current_->end;
       if (waited) {
+        // This thread had to wait: the reading thread is the slower one,
+        // and is now filling the batch after this one. The kernel's work
+        // on the mapping is done from here: the pages of the batches given
+        // back are given back, and those of the batch after the one being
+        // filled (as long as this one) are mapped.
+        reader_.done_before(given_back_);
         const std::uint64_t to = current_->end + 2 * span;
         if (to > mapped_to_) reader_.map_ahead(std::max(mapped_to_, current_->end + span), to);
         mapped_to_ = std::max(mapped_to_, to);

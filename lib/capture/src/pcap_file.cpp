@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -76,9 +77,11 @@ void own_buffer(FILE* f, std::unique_ptr<char[]>& buffer, std::size_t bytes) {
 struct Mapped {
   const std::uint8_t* base = nullptr;
   std::size_t size = 0;
-  std::size_t at = 0;        // the next record header
-  std::size_t released = 0;  // pages before this were given back
-  bool told = false;         // release() was called: only it gives pages back
+  std::size_t at = 0;  // the next record header
+  // Pages before this were given back. Atomic: once told, two threads may
+  // give pages back at once (done_before); each gives back its own range.
+  std::atomic<std::size_t> released{0};
+  bool told = false;  // done_before() was called: only it gives pages back
   std::uint32_t snaplen = 0;
   bool swapped = false;  // written on a machine of the other byte order
   bool nanos = false;    // nanosecond timestamps (else microseconds)
@@ -94,9 +97,11 @@ struct Mapped {
   /// Gives back the whole pages before `upto`.
   void release(std::size_t upto) noexcept {
     upto = std::min(upto, size) & ~(std::size_t{4095});
-    if (upto <= released) return;
-    (void)::madvise(const_cast<std::uint8_t*>(base) + released, upto - released, MADV_DONTNEED);
-    released = upto;
+    std::size_t from = released.load(std::memory_order_relaxed);
+    do {
+      if (upto <= from) return;
+    } while (!released.compare_exchange_weak(from, upto, std::memory_order_relaxed));
+    (void)::madvise(const_cast<std::uint8_t*>(base) + from, upto - from, MADV_DONTNEED);
   }
 
   static constexpr std::size_t kRecordHeader = 16;
@@ -210,7 +215,8 @@ struct PcapReader::Handle {
     }
     // Give back what lies a whole step behind: the caller may still hold
     // the frames just before the cursor.
-    if (!m.told && m.at - m.released >= 2 * Mapped::kRelease) m.release(m.at - Mapped::kRelease);
+    if (!m.told && m.at - m.released.load(std::memory_order_relaxed) >= 2 * Mapped::kRelease)
+      m.release(m.at - Mapped::kRelease);
     return true;
   }
 };

@@ -26,10 +26,12 @@
 // A mapped file costs the kernel work too: entering each page into the
 // mapping as the reader first touches it, and taking the pages out again
 // once their batch is done (about a quarter of the reading thread's time
-// on the same capture). Both are done on the analysing thread: it gives a
-// batch's pages back as it returns the batch, and when it had to wait for
-// a batch it maps the pages of the batch after the one being filled
-// (PcapReader::map_ahead).
+// on the same capture). Whichever thread waits for the other does it: when
+// the analysing thread found no batch ready, it gives back the pages of
+// the batches it is done with and maps the pages of the batch after the
+// one being filled (PcapReader::map_ahead); otherwise the reading thread
+// gives pages back as batches come back to it, and faults pages in as it
+// reads them.
 //
 // Batches are large so that the threads rarely wait for each other: on a
 // machine whose cores are shared with other work, each wake-up of a waiting
@@ -110,6 +112,9 @@ class Pipeline {
   std::deque<Batch*> free_, full_;
   bool stop_ = false;
   std::atomic<std::uint64_t> position_{0};
+  // The analysing thread found no batch ready when it last took one: it
+  // gives the mapped pages back (else the reading thread does).
+  std::atomic<bool> analyser_waits_{false};
   // The reading side: a frame libpcap read that did not fit in the
   // previous batch's buffer.
   rdmalab::capture::Packet pending_;
@@ -118,8 +123,9 @@ class Pipeline {
   // The caller's side.
   Batch* current_ = nullptr;
   bool done_ = false;
-  std::uint64_t last_end_ = 0;   // the end of the batch taken before
-  std::uint64_t mapped_to_ = 0;  // the file is mapped ahead up to here
+  std::uint64_t last_end_ = 0;    // the end of the batch taken before
+  std::uint64_t given_back_ = 0;  // the end of the batch given back last
+  std::uint64_t mapped_to_ = 0;   // the file is mapped ahead up to here
   // No reader thread could be started: next() reads on the caller's thread.
   bool inline_ = false;
   std::thread thread_;  // last: started once everything above exists
