@@ -23,6 +23,7 @@
 
 #include "flat_map.hpp"
 #include "prefetch.hpp"
+#include "rdmalab/wire/bytes.hpp"
 #include "rdmalab/wire/cm.hpp"
 #include "rdmalab/wire/psn.hpp"
 #include "rdmalab/wire/timers.hpp"
@@ -1444,10 +1445,19 @@ struct Analyzer::Impl {
     if (!rec.is_roce()) return;  // pause frames included
     const std::optional<bool> response = half_role(rec);
     if (!response) return;
+    const std::uint32_t qpn = rec.decoded.ib->bth.dest_qp;
+    if (const auto& ip = rec.decoded.ipv4) {
+      // RoCEv2 over IPv4, the usual case: the key address_key makes from
+      // the addresses, without making them.
+      a.key = HalfKey{wire::load_be32(ip->src.data()), wire::load_be32(ip->dst.data()), qpn,
+                      *response, true};
+      a.keyed = true;
+      halves.prefetch(a.key);
+      return;
+    }
     const auto src = rec.decoded.src_address();
     const auto dst = rec.decoded.dst_address();
     if (!src || !dst) return;
-    const std::uint32_t qpn = rec.decoded.ib->bth.dest_qp;
     if (const std::optional<HalfKey> k = address_key(*src, *dst, qpn, *response)) {
       a.key = *k;
     } else {
