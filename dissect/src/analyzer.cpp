@@ -727,17 +727,6 @@ struct Analyzer::Impl {
     return found;
   }
 
-  /// The channel of a CNP (`key`: its half; `responder`, its source host;
-  /// `requester`, its destination host, whose QP `key.qpn` is) when none of
-  /// that channel's responses has been seen yet, so its
-  /// requester QP is not known from them: a NIC sends CNPs for the marked
-  /// packets of a message long before that message's ACK. Among the request
-  /// halves from the requester's host to the responder's that wait for their
-  /// responses, the one that knows this requester QP (from a CM handshake),
-  /// or else the only one that knows none. The CNP then teaches it its
-  /// requester QP, and later CNPs and ACKs to that QP join it directly.
-  /// kNone when no request half qualifies, or several do (more QPs between
-  /// the two hosts than one CNP can tell apart).
   /// The channel of a CNP from src to dst's QP qpn (`response`: its half
   /// role): the half it goes back along, else the request half of that QP,
   /// else cnp_channel's guess; kNone when there is none.
@@ -753,6 +742,17 @@ struct Analyzer::Impl {
     return cnp_channel(key, src_host, dst_host);
   }
 
+  /// The channel of a CNP (`key`: its half; `responder`, its source host;
+  /// `requester`, its destination host, whose QP `key.qpn` is) when none of
+  /// that channel's responses has been seen yet, so its
+  /// requester QP is not known from them: a NIC sends CNPs for the marked
+  /// packets of a message long before that message's ACK. Among the request
+  /// halves from the requester's host to the responder's that wait for their
+  /// responses, the one that knows this requester QP (from a CM handshake),
+  /// or else the only one that knows none. The CNP then teaches it its
+  /// requester QP, and later CNPs and ACKs to that QP join it directly.
+  /// kNone when no request half qualifies, or several do (more QPs between
+  /// the two hosts than one CNP can tell apart).
   std::size_t cnp_channel(const HalfKey& key, HostId responder, HostId requester) {
     ReqList* const waiting = req_waiting(requester, responder);
     if (waiting == nullptr || waiting->size() > kPairScan) return kNone;

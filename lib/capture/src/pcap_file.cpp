@@ -219,8 +219,8 @@ struct PcapReader::Handle {
       const std::uint8_t* end = first + *next;
       __builtin_prefetch(end - 4);
       if (end + kRecordHeader <= m.base + m.size) __builtin_prefetch(end + kRecordHeader - 1);
-      const std::uint8_t* upto = first + std::min(*next, Mapped::kPrefetchBytes);
-      for (const std::uint8_t* q = first + 64; q + 64 < upto; q += 64) __builtin_prefetch(q);
+      const std::uint32_t ahead = std::min(*next, Mapped::kPrefetchBytes);
+      for (std::uint32_t off = 64; off + 64 < ahead; off += 64) __builtin_prefetch(first + off);
     }
     // Give back what lies a whole step behind: the caller may still hold
     // the frames just before the cursor.
