@@ -23,7 +23,10 @@ Pipeline::Pipeline(capture::PcapReader& reader, rdmalab::wire::LinkType link, bo
     : reader_(reader), link_(link), check_icrc_(check_icrc) {
   for (std::size_t i = 0; i < kBatches; ++i) {
     batches_.push_back(std::make_unique<Batch>());
-    batches_.back()->records.resize(kBatchFrames);
+    // Room only: a record is made where it is first filled, on the reading
+    // thread (three batches of records are some 9 MiB, whose first touch
+    // would otherwise keep the caller waiting before the first frame).
+    batches_.back()->records.reserve(kBatchFrames);
     batches_.back()->bytes.resize(kBatchFrames);
     free_.push_back(batches_.back().get());
   }
@@ -74,7 +77,7 @@ void Pipeline::fill(Batch& b) {
   b.error = nullptr;
   try {
     capture::Packet pkt;
-    while (b.count < b.records.size()) {
+    while (b.count < kBatchFrames) {
       bool from_map = false;
       if (has_pending_) {
         pkt = pending_;
@@ -111,6 +114,7 @@ void Pipeline::fill(Batch& b) {
         data = rdmalab::wire::Bytes(at, n);
       }
       b.bytes[b.count] = data;
+      if (b.count == b.records.size()) b.records.emplace_back();  // within the room reserved
       dissect::decode_record(data, pkt.original_length, link_, pkt.frame, pkt.time_ns,
                              b.records[b.count++], check_icrc_ && !b.crc_left);
     }
