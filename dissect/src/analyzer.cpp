@@ -74,9 +74,11 @@ bool is_plain_v4(const IpAddress& a) noexcept {
 }
 
 /// An IPv4 address's four bytes as one number.
+std::uint32_t v4_key(const std::array<std::uint8_t, 4>& a) noexcept {
+  return wire::load_be32(a.data());
+}
 std::uint32_t v4_key(const IpAddress& a) noexcept {
-  return (std::uint32_t{a.bytes[12]} << 24) | (std::uint32_t{a.bytes[13]} << 16) |
-         (std::uint32_t{a.bytes[14]} << 8) | a.bytes[15];
+  return wire::load_be32(a.bytes.data() + 12);
 }
 
 /// Two hosts in order, or one end (host, QPN) of a conversation: one integer.
@@ -621,7 +623,14 @@ struct Analyzer::Impl {
   static std::optional<HalfKey> address_key(const IpAddress& src, const IpAddress& dst,
                                             std::uint32_t qpn, bool response) noexcept {
     if (!is_plain_v4(src) || !is_plain_v4(dst)) return std::nullopt;
-    return HalfKey{v4_key(src), v4_key(dst), qpn, response, true};
+    return v4_half_key(v4_key(src), v4_key(dst), qpn, response);
+  }
+
+  /// The key of a half between two plain IPv4 hosts (address_key's): their
+  /// four-byte addresses.
+  static HalfKey v4_half_key(std::uint32_t src, std::uint32_t dst, std::uint32_t qpn,
+                             bool response) noexcept {
+    return HalfKey{src, dst, qpn, response, true};
   }
 
   /// The key of the half, numbering its hosts unless both are plain IPv4.
@@ -1447,24 +1456,21 @@ struct Analyzer::Impl {
     if (!response) return;
     const std::uint32_t qpn = rec.decoded.ib->bth.dest_qp;
     if (const auto& ip = rec.decoded.ipv4) {
-      // RoCEv2 over IPv4, the usual case: the key address_key makes from
-      // the addresses, without making them.
-      a.key = HalfKey{wire::load_be32(ip->src.data()), wire::load_be32(ip->dst.data()), qpn,
-                      *response, true};
-      a.keyed = true;
-      halves.prefetch(a.key);
-      return;
-    }
-    const auto src = rec.decoded.src_address();
-    const auto dst = rec.decoded.dst_address();
-    if (!src || !dst) return;
-    if (const std::optional<HalfKey> k = address_key(*src, *dst, qpn, *response)) {
-      a.key = *k;
+      // RoCEv2 over IPv4, the usual case: address_key's key, from the
+      // header's addresses without making IpAddress values of them.
+      a.key = v4_half_key(v4_key(ip->src), v4_key(ip->dst), qpn, *response);
     } else {
-      const HostId* s = find_host(*src);
-      const HostId* d = find_host(*dst);
-      if (s == nullptr || d == nullptr) return;
-      a.key = HalfKey{*s, *d, qpn, *response, false};
+      const auto src = rec.decoded.src_address();
+      const auto dst = rec.decoded.dst_address();
+      if (!src || !dst) return;
+      if (const std::optional<HalfKey> k = address_key(*src, *dst, qpn, *response)) {
+        a.key = *k;
+      } else {
+        const HostId* s = find_host(*src);
+        const HostId* d = find_host(*dst);
+        if (s == nullptr || d == nullptr) return;
+        a.key = HalfKey{*s, *d, qpn, *response, false};
+      }
     }
     a.keyed = true;
     halves.prefetch(a.key);

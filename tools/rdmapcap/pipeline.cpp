@@ -132,9 +132,10 @@ void Pipeline::read_loop() {
     Batch* b = take(free_, &starved);
     if (b == nullptr) return;
     // Batches come back in the order they were filled: every frame up to
-    // this one's last is done with. Its pages are given back from here
-    // unless the analysing thread, waiting for this one, does it.
-    if (!analyser_waits_.load(std::memory_order_relaxed)) reader_.done_before(b->end);
+    // this one's last is done with. Its pages are given back from here,
+    // unless the analysing thread is starved: then it waits for this one,
+    // and gives them back itself (next()), as it checks the ICRCs.
+    if (!starved) reader_.done_before(b->end);
     b->crc_left = check_icrc_ && starved;
     fill(*b);
     const bool last = b->last;
@@ -166,7 +167,6 @@ std::span<dissect::PacketRecord> Pipeline::next() {
       bool waited = false;
       current_ = take(full_, nullptr, &waited);
       if (current_ == nullptr) return {};
-      analyser_waits_.store(waited, std::memory_order_relaxed);
       const std::uint64_t span = current_->end - last_end_;
       last_end_ = current_->end;
       if (waited) {

@@ -27,11 +27,12 @@
 // mapping as the reader first touches it, and taking the pages out again
 // once their batch is done (about a quarter of the reading thread's time
 // on the same capture). Whichever thread waits for the other does it: when
-// the analysing thread found no batch ready, it gives back the pages of
+// the analysing thread finds no batch ready, it gives back the pages of
 // the batches it is done with and maps the pages of the batch after the
-// one being filled (PcapReader::map_ahead); otherwise the reading thread
-// gives pages back as batches come back to it, and faults pages in as it
-// reads them.
+// one being filled (PcapReader::map_ahead), and the reading thread, having
+// found it starved as with the ICRCs, leaves the pages to it; otherwise
+// the reading thread gives pages back as batches come back to it, and
+// faults pages in as it reads them.
 //
 // Batches are large so that the threads rarely wait for each other: on a
 // machine whose cores are shared with other work, each wake-up of a waiting
@@ -112,9 +113,6 @@ class Pipeline {
   std::deque<Batch*> free_, full_;
   bool stop_ = false;
   std::atomic<std::uint64_t> position_{0};
-  // The analysing thread found no batch ready when it last took one: it
-  // gives the mapped pages back (else the reading thread does).
-  std::atomic<bool> analyser_waits_{false};
   // The reading side: a frame libpcap read that did not fit in the
   // previous batch's buffer.
   rdmalab::capture::Packet pending_;
