@@ -5,7 +5,7 @@
 # 802.3x pause frames) from 100,000 requester QPs; the same traffic from 4
 # QPs, whose time per packet the 100,000-QP capture is compared with. Each is
 # timed against a bare libpcap read loop, the same loop over rdmapcap's mapped
-# reader, and tshark (see bench/dissect/bench_rdmapcap.cpp). BASELINE, when set, names a second
+# reader, every byte read once (mapped and with read()), and tshark (see bench/dissect/bench_rdmapcap.cpp). BASELINE, when set, names a second
 # rdmapcap (a build of another commit) timed on the same captures in turns.
 #
 #   [BASELINE=path/to/rdmapcap] scripts/bench-rdmapcap.sh [PACKETS] [PAYLOAD_BYTES] [RUNS]

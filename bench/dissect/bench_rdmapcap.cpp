@@ -15,6 +15,9 @@
 //   the same loop over rdmalab::capture::PcapReader, which reads a classic
 //   pcap file in place from a memory mapping (nothing copied, so faster than
 //   libpcap's: a stricter reference);
+//   every byte of the file read once and nothing more, through a mapping
+//   whose pages are given back behind, and with read() into a buffer: what
+//   either way of reading costs, the floor under the ICRC checks;
 //   `rdmapcap summary FILE` (decode, ICRC check and analysis of every packet),
 //   optionally a second rdmapcap (--baseline PATH, e.g. a build of main),
 //   `tshark -r FILE -T fields -e infiniband.bth.psn`, in a user namespace
@@ -39,7 +42,9 @@
 #include <fcntl.h>
 #include <pcap/pcap.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +52,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -95,6 +101,54 @@ long long libpcap_loop(const std::string& path) {
   while (pcap_next_ex(p, &hdr, &data) == 1) ++n;
   pcap_close(p);
   return n;
+}
+
+/// Reads every byte of the file once, as the ICRC checks do, and nothing
+/// more: through a mapping whose pages are given back every 4 MiB behind
+/// (as rdmapcap's reader does), or with read() into a 256 KiB buffer. What
+/// either way of reading costs the kernel and the memory. Returns `frames`
+/// when every byte was read, -1 otherwise.
+long long every_byte(const std::string& path, bool mapped, std::uint64_t frames) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+    ::close(fd);
+    return -1;
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  std::uint64_t sum = 0, bytes = 0;
+  const auto add = [&](const unsigned char* p, std::size_t n) {
+    for (std::size_t i = 0; i + 8 <= n; i += 8) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, p + i, 8);
+      sum ^= w;
+    }
+    bytes += n;
+  };
+  if (mapped) {
+    void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      ::close(fd);
+      return -1;
+    }
+    auto* base = static_cast<unsigned char*>(m);
+    (void)::madvise(base, size, MADV_SEQUENTIAL);
+    constexpr std::size_t kStep = std::size_t{4} << 20;
+    for (std::size_t at = 0; at < size; at += kStep) {
+      add(base + at, std::min(kStep, size - at));
+      if (at >= kStep) (void)::madvise(base + at - kStep, kStep, MADV_DONTNEED);
+    }
+    ::munmap(m, size);
+  } else {
+    std::vector<unsigned char> buf(std::size_t{256} << 10);
+    for (ssize_t n = 0; (n = ::read(fd, buf.data(), buf.size())) > 0;)
+      add(buf.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  static volatile std::uint64_t sink = 0;
+  sink = sink ^ sum;
+  return bytes == size ? static_cast<long long>(frames) : -1;
 }
 
 /// Runs argv with stdout to /dev/null; wall time, CPU time and peak RSS of
@@ -436,6 +490,8 @@ int main(int argc, char** argv) {
 
   const char* const kLoop = "libpcap read loop";
   const char* const kMapped = "mapped read loop (PcapReader)";
+  const char* const kBytesMapped = "every byte, mapped";
+  const char* const kBytesRead = "every byte, read() 256 KiB";
   const char* const kNew = "rdmapcap summary";
   const char* const kOld = "baseline rdmapcap summary";
   const char* const kTshark = "tshark -T fields (unshare --user)";
@@ -466,6 +522,10 @@ int main(int argc, char** argv) {
         while (reader.next(p)) ++n;
         return n;
       }));
+      f.runs[kBytesMapped].all.push_back(
+          in_process([&] { return every_byte(f.path, true, f.written.frames); }));
+      f.runs[kBytesRead].all.push_back(
+          in_process([&] { return every_byte(f.path, false, f.written.frames); }));
       const auto child = [&](const std::vector<std::string>& args) {
         warm(f.path);
         return run(args);
@@ -487,14 +547,14 @@ int main(int argc, char** argv) {
                 static_cast<double>(f.written.bytes) / 1e9);
     std::printf("  %-34s %8s %17s %10s %9s %8s %10s\n", "", "seconds", "", "packets/s", "ns/packet",
                 "CPU s", "peak RSS");
-    for (const char* cmd : {kLoop, kMapped, kNew, kOld, kTshark}) {
+    for (const char* cmd : {kLoop, kMapped, kBytesMapped, kBytesRead, kNew, kOld, kTshark}) {
       const auto it = f.runs.find(cmd);
       if (it == f.runs.end()) continue;
       const Child c = it->second.median();
       const auto [fastest, slowest] = it->second.range();
       std::printf("  %-34s %8.3f  (%6.3f-%7.3f) %10.3g %9.0f", cmd, c.seconds, fastest, slowest,
                   frames / c.seconds, c.seconds * 1e9 / frames);
-      if (cmd == kLoop || cmd == kMapped)
+      if (cmd == kLoop || cmd == kMapped || cmd == kBytesMapped || cmd == kBytesRead)
         std::printf(" %8.2f %10s\n", c.cpu_seconds, "-");
       else
         std::printf(" %8.2f %6.1f MiB%s\n", c.cpu_seconds,
