@@ -31,13 +31,18 @@ std::string impl_name(CrcImpl impl) {
   switch (impl) {
     case CrcImpl::Zlib: return "zlib";
     case CrcImpl::Clmul: return "PCLMULQDQ";
-    case CrcImpl::Vpclmul: return "VPCLMULQDQ";
+    case CrcImpl::Vpclmul: return "VPCLMULQDQ (512-bit)";
+    case CrcImpl::Vpclmul256: return "VPCLMULQDQ (256-bit)";
   }
   return "?";
 }
 
 std::string impl_needs(CrcImpl impl) {
-  return impl == CrcImpl::Vpclmul ? "AVX-512F and VPCLMULQDQ" : "PCLMULQDQ and SSE4.1";
+  switch (impl) {
+    case CrcImpl::Vpclmul: return "AVX-512F and VPCLMULQDQ";
+    case CrcImpl::Vpclmul256: return "AVX2 and VPCLMULQDQ";
+    default: return "PCLMULQDQ and SSE4.1";
+  }
 }
 
 /// Runs `check` with each implementation forced in turn; says which ones

@@ -27,13 +27,16 @@ bool crc_impl_supported(CrcImpl impl) noexcept {
     case CrcImpl::Vpclmul:
       return crc_impl_supported(CrcImpl::Clmul) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("vpclmulqdq");
+    case CrcImpl::Vpclmul256:
+      return crc_impl_supported(CrcImpl::Clmul) && __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("vpclmulqdq");
 #endif
     default: return false;
   }
 }
 
 CrcImpl best_crc_impl() noexcept {
-  for (const CrcImpl impl : {CrcImpl::Vpclmul, CrcImpl::Clmul})
+  for (const CrcImpl impl : {CrcImpl::Vpclmul, CrcImpl::Vpclmul256, CrcImpl::Clmul})
     if (crc_impl_supported(impl)) return impl;
   return CrcImpl::Zlib;
 }
@@ -55,8 +58,7 @@ std::uint32_t crc32(std::uint32_t crc, Bytes data) noexcept {
 #if defined(__x86_64__)
   const detail::CrcImpl impl = detail::crc_impl();
   if (impl != detail::CrcImpl::Zlib && data.size() >= 16)
-    return ~detail::crc32_clmul(~crc, data.data(), data.size(), nullptr, 0,
-                                impl == detail::CrcImpl::Vpclmul);
+    return ~detail::crc32_clmul(~crc, data.data(), data.size(), nullptr, 0, impl);
 #endif
   return static_cast<std::uint32_t>(crc32_z(crc, data.data(), data.size()));
 }

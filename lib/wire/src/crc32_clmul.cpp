@@ -5,7 +5,7 @@
 // 64-bit halves by x^(128k+32) and x^(128k-32) mod P, and the last 128 bits
 // are reduced to 32 (x^64 mod P, then Barrett reduction). Several blocks in
 // flight at once hide the multiplier's latency: four 128-bit lanes, or four
-// 512-bit registers with VPCLMULQDQ.
+// 256-bit or 512-bit registers with VPCLMULQDQ.
 #include "crc32_clmul.hpp"
 
 #if defined(__x86_64__)
@@ -64,6 +64,7 @@ constexpr std::uint64_t barrett_mu() {
 
 constexpr FoldBy kFold1 = fold_by(128);            // one block on (k3, k4 in Intel's paper)
 constexpr FoldBy kFold4 = fold_by(4 * 128);        // four blocks, 64 bytes (k1, k2)
+constexpr FoldBy kFold8 = fold_by(8 * 128);        // eight blocks, 128 bytes
 constexpr FoldBy kFold16 = fold_by(16 * 128);      // sixteen blocks, 256 bytes
 constexpr std::uint64_t kX64 = fold_constant(64);  // k5
 constexpr std::uint64_t kMu = barrett_mu();
@@ -143,6 +144,52 @@ RDMALAB_CLMUL inline std::uint32_t reduce128(__m128i x) {
   return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(x, t), 1));
 }
 
+// ---- 256-bit folding (VPCLMULQDQ with AVX2) ----
+
+#define RDMALAB_VCLMUL256 __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1")))
+
+RDMALAB_VCLMUL256 inline __m256i constants256(FoldBy k) {
+  const auto lo = static_cast<long long>(k.low), hi = static_cast<long long>(k.high);
+  return _mm256_set_epi64x(hi, lo, hi, lo);
+}
+
+RDMALAB_VCLMUL256 inline __m256i load256(const std::uint8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+RDMALAB_VCLMUL256 inline __m256i fold256(__m256i x, __m256i k, __m256i next) {
+  return _mm256_xor_si256(
+      _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00), _mm256_clmulepi64_epi128(x, k, 0x11)),
+      next);
+}
+
+/// As lanes_to_one, 128 bytes per step in four 256-bit registers: the
+/// lanes, then the n bytes at p (a multiple of 16, at least 128).
+RDMALAB_VCLMUL256 __m128i lanes256_to_one(__m128i l1, __m128i l2, __m128i l3, __m128i l4,
+                                          const std::uint8_t* p, std::size_t n) {
+  const __m256i k8 = constants256(kFold8);
+  const __m256i k4 = constants256(kFold4);
+  // The lanes are the 64 bytes before p: carried 512 bits on, they add to
+  // p's first 64 bytes, which with the next 64 fill the four registers.
+  const __m128i k4x = constants(kFold4);
+  __m256i x0 = _mm256_set_m128i(fold128(l2, k4x, load128(p + 16)), fold128(l1, k4x, load128(p)));
+  __m256i x1 =
+      _mm256_set_m128i(fold128(l4, k4x, load128(p + 48)), fold128(l3, k4x, load128(p + 32)));
+  __m256i x2 = load256(p + 64), x3 = load256(p + 96);
+  for (p += 128, n -= 128; n >= 128; p += 128, n -= 128) {
+    x0 = fold256(x0, k8, load256(p));
+    x1 = fold256(x1, k8, load256(p + 32));
+    x2 = fold256(x2, k8, load256(p + 64));
+    x3 = fold256(x3, k8, load256(p + 96));
+  }
+  // Eight blocks in flight to four: the first four carried onto the last.
+  x2 = fold256(x0, k4, x2);
+  x3 = fold256(x1, k4, x3);
+  const Lanes last{_mm256_castsi256_si128(x2), _mm256_extracti128_si256(x2, 1),
+                   _mm256_castsi256_si128(x3), _mm256_extracti128_si256(x3, 1)};
+  return lanes_to_one(last, p, n);
+}
+
 // ---- 512-bit folding (VPCLMULQDQ) ----
 //
 // (set_epi64, maskz, insert: the broadcast, cast and plain extract
@@ -219,7 +266,7 @@ alignas(16) constexpr std::uint8_t kLastBytes[32] = {
 /// one block onto the rest and the tail.
 RDMALAB_CLMUL std::uint32_t crc32_clmul(std::uint32_t raw, const std::uint8_t* p, std::size_t n,
                                         const std::uint8_t* mask, std::size_t head,
-                                        bool wide) noexcept {
+                                        CrcImpl impl) noexcept {
   // (The lambda needs the target too, or GCC calls load128 from it.)
   const auto block = [&](std::size_t at) RDMALAB_CLMUL {
     const __m128i v = load128(p + at);
@@ -241,8 +288,12 @@ RDMALAB_CLMUL std::uint32_t crc32_clmul(std::uint32_t raw, const std::uint8_t* p
   } else {
     const Lanes l{_mm_xor_si128(block(0), start), block(16), block(32), block(48)};
     const std::size_t more = 16 * m - 64;
-    acc = wide && more >= 256 ? wide_lanes_to_one(l.x1, l.x2, l.x3, l.x4, p + 64, more)
-                              : lanes_to_one(l, p + 64, more);
+    if (impl == CrcImpl::Vpclmul && more >= 256)
+      acc = wide_lanes_to_one(l.x1, l.x2, l.x3, l.x4, p + 64, more);
+    else if (impl == CrcImpl::Vpclmul256 && more >= 128)
+      acc = lanes256_to_one(l.x1, l.x2, l.x3, l.x4, p + 64, more);
+    else
+      acc = lanes_to_one(l, p + 64, more);
   }
   if (r != 0) {
     // acc's first r bytes go a block back; the rest close up, and the

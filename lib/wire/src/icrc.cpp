@@ -93,8 +93,7 @@ std::uint32_t icrc_value(const std::uint8_t* ip, std::size_t head, std::size_t b
   // The usual layouts are read where they lie, the mask ORed in on the way.
   if (const detail::CrcImpl impl = detail::crc_impl(); impl != detail::CrcImpl::Zlib)
     if (const OrMask* mask = usual_mask(version, grh, bth))
-      return ~detail::crc32_clmul(kRawAfterLrh, ip, head + rest.size(), mask->data(), head,
-                                  impl == detail::CrcImpl::Vpclmul);
+      return ~detail::crc32_clmul(kRawAfterLrh, ip, head + rest.size(), mask->data(), head, impl);
 #endif
   // Otherwise the headers are copied so their variant fields can be masked.
   std::array<std::uint8_t, kMaxMasked> copy;

@@ -16,9 +16,13 @@ enum class CrcImpl : std::uint8_t {
   Clmul,
   /// As Clmul, with 512-bit VPCLMULQDQ (AVX-512F) for 256 bytes per step.
   Vpclmul,
+  /// As Clmul, with 256-bit VPCLMULQDQ (AVX2) for 128 bytes per step: CPUs
+  /// that have VPCLMULQDQ without AVX-512 (AMD Zen 3, Intel's E-cores).
+  Vpclmul256,
 };
 
-inline constexpr std::array kCrcImpls{CrcImpl::Zlib, CrcImpl::Clmul, CrcImpl::Vpclmul};
+inline constexpr std::array kCrcImpls{CrcImpl::Zlib, CrcImpl::Clmul, CrcImpl::Vpclmul256,
+                                      CrcImpl::Vpclmul};
 
 /// Whether this CPU (and build) can run `impl`.
 [[nodiscard]] bool crc_impl_supported(CrcImpl impl) noexcept;
