@@ -441,6 +441,11 @@ struct QpImpl {
   bool check_local(SendWqe& w, std::size_t slot);
   std::size_t gather(std::size_t slot, const SendWqe& w, std::uint64_t offset, std::uint32_t len,
                      const std::uint8_t*& out);
+  /// The host address of a started WQE's payload at `offset` and the bytes
+  /// from there to the end of its SGE; {0, 0} for inline data (already in
+  /// the cache) or an offset past the WQE's SGEs.
+  [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> payload_piece(
+      std::size_t slot, const SendWqe& w, std::uint64_t offset) const noexcept;
   void on_response(const wire::IbPacket& p);
   void on_ack(std::uint32_t psn);
   void on_rnr_nak(std::uint32_t psn, wire::Aeth aeth);
