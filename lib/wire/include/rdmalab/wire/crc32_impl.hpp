@@ -17,7 +17,8 @@ enum class CrcImpl : std::uint8_t {
   /// As Clmul, with 512-bit VPCLMULQDQ (AVX-512F) for 256 bytes per step.
   Vpclmul,
   /// As Clmul, with 256-bit VPCLMULQDQ (AVX2) for 128 bytes per step: CPUs
-  /// that have VPCLMULQDQ without AVX-512 (AMD Zen 3, Intel's E-cores).
+  /// that have VPCLMULQDQ without AVX-512 (AMD Zen 3; Intel client CPUs since
+  /// Alder Lake).
   Vpclmul256,
 };
 
