@@ -27,16 +27,6 @@ double now() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-const char* name(CrcImpl impl) {
-  switch (impl) {
-    case CrcImpl::Zlib: return "zlib";
-    case CrcImpl::Clmul: return "PCLMULQDQ, 128-bit";
-    case CrcImpl::Vpclmul256: return "VPCLMULQDQ, 256-bit (AVX2)";
-    case CrcImpl::Vpclmul: return "VPCLMULQDQ, 512-bit (AVX-512F)";
-  }
-  return "?";
-}
-
 std::vector<std::uint8_t> noise(std::size_t n) {
   std::vector<std::uint8_t> v(n);
   std::uint32_t seed = 12345;
@@ -77,7 +67,7 @@ int main() {
   for (const CrcImpl impl : wire::detail::kCrcImpls) {
     const wire::detail::ScopedCrcImpl use(impl);
     if (!use.active()) {
-      std::printf("%-32s not supported by this CPU\n", name(impl));
+      std::printf("%-32s not supported by this CPU\n", wire::detail::crc_impl_name(impl));
       continue;
     }
     for (const std::size_t n : {64u, 256u, 1024u, 4096u, 1u << 20}) {
@@ -85,7 +75,7 @@ int main() {
       std::uint32_t crc = 0;
       const double ns = ns_per_call([&] { crc = wire::crc32(crc, b); });
       g_sink = crc;
-      std::printf("%-32s %-22s %10.1f %10.2f\n", name(impl),
+      std::printf("%-32s %-22s %10.1f %10.2f\n", wire::detail::crc_impl_name(impl),
                   ("crc32, " + std::to_string(n) + " B").c_str(), ns, static_cast<double>(n) / ns);
     }
     // A RoCEv2 RDMA WRITE Only over IPv4: Ethernet 14, IPv4 20, UDP 8,
@@ -102,7 +92,7 @@ int main() {
       });
       g_sink = acc;
       const std::size_t covered = frame.size() - 14 - 4;
-      std::printf("%-32s %-22s %10.1f %10.2f\n", name(impl),
+      std::printf("%-32s %-22s %10.1f %10.2f\n", wire::detail::crc_impl_name(impl),
                   ("ICRC, " + std::to_string(payload) + " B payload").c_str(), ns,
                   static_cast<double>(covered) / ns);
     }

@@ -27,16 +27,6 @@ std::vector<std::filesystem::path> captures() {
   return out;
 }
 
-std::string impl_name(CrcImpl impl) {
-  switch (impl) {
-    case CrcImpl::Zlib: return "zlib";
-    case CrcImpl::Clmul: return "PCLMULQDQ";
-    case CrcImpl::Vpclmul: return "VPCLMULQDQ (512-bit)";
-    case CrcImpl::Vpclmul256: return "VPCLMULQDQ (256-bit)";
-  }
-  return "?";
-}
-
 std::string impl_needs(CrcImpl impl) {
   switch (impl) {
     case CrcImpl::Vpclmul: return "AVX-512F and VPCLMULQDQ";
@@ -51,11 +41,11 @@ template <class Check>
 void for_each_impl(Check check) {
   CHECK(wire::detail::crc_impl() == wire::detail::best_crc_impl());
   for (const CrcImpl impl : wire::detail::kCrcImpls) {
-    CAPTURE(impl_name(impl));
+    CAPTURE(wire::detail::crc_impl_name(impl));
     const wire::detail::ScopedCrcImpl use(impl);
     if (!use.active()) {
       CHECK_FALSE(wire::detail::crc_impl_supported(impl));
-      MESSAGE(impl_name(impl) << " skipped: CPU lacks " << impl_needs(impl));
+      MESSAGE(wire::detail::crc_impl_name(impl) << " skipped: CPU lacks " << impl_needs(impl));
       continue;
     }
     REQUIRE(wire::detail::crc_impl() == impl);

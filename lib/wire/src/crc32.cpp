@@ -17,6 +17,16 @@ std::atomic<CrcImpl> g_impl{best_crc_impl()};
 
 }  // namespace
 
+const char* crc_impl_name(CrcImpl impl) noexcept {
+  switch (impl) {
+    case CrcImpl::Zlib: return "zlib";
+    case CrcImpl::Clmul: return "PCLMULQDQ, 128-bit";
+    case CrcImpl::Vpclmul256: return "VPCLMULQDQ, 256-bit (AVX2)";
+    case CrcImpl::Vpclmul: return "VPCLMULQDQ, 512-bit (AVX-512F)";
+  }
+  return "?";
+}
+
 bool crc_impl_supported(CrcImpl impl) noexcept {
   switch (impl) {
     case CrcImpl::Zlib: return true;

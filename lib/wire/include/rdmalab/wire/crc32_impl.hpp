@@ -25,6 +25,10 @@ enum class CrcImpl : std::uint8_t {
 inline constexpr std::array kCrcImpls{CrcImpl::Zlib, CrcImpl::Clmul, CrcImpl::Vpclmul256,
                                       CrcImpl::Vpclmul};
 
+/// The implementation's name, with the register width and the CPU features
+/// it needs (for tests and benchmarks).
+[[nodiscard]] const char* crc_impl_name(CrcImpl impl) noexcept;
+
 /// Whether this CPU (and build) can run `impl`.
 [[nodiscard]] bool crc_impl_supported(CrcImpl impl) noexcept;
 
