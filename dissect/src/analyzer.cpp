@@ -1945,7 +1945,7 @@ struct Analyzer::Impl {
     return s.v.empty() ? -1 : *std::min_element(s.v.begin(), s.v.end());
   }
 
-  ChannelSummary summarize(const Channel& c) const {
+  ChannelSummary summarize(const Channel& c, Analyzer::SummaryParts parts) const {
     ChannelSummary s;
     const Counters& n = c.s;
     s.request_packets = n.request_packets;
@@ -2004,7 +2004,7 @@ struct Analyzer::Impl {
         s.rate_after_cnp_bps = static_cast<double>(g.rate_after.median()) * 8.0 * per_s;
       }
     }
-    s.rate_bin_ns = c.rate.binned(s.rate_bytes);
+    if (parts == Analyzer::SummaryParts::All) s.rate_bin_ns = c.rate.binned(s.rate_bytes);
     const std::int64_t span = s.last_ns - s.first_ns;
     if (span > 0)
       s.goodput_bps = static_cast<double>(s.unique_payload_bytes) * 1e9 / static_cast<double>(span);
@@ -2052,7 +2052,7 @@ std::size_t Analyzer::conversation_count() const noexcept {
   return impl_->convs.size();
 }
 
-ConversationSummary Analyzer::summary(std::uint32_t id) const {
+ConversationSummary Analyzer::summary(std::uint32_t id, SummaryParts parts) const {
   const Conversation& v = impl_->convs.at(id - 1);
   ConversationSummary s;
   s.id = v.id;
@@ -2063,7 +2063,7 @@ ConversationSummary Analyzer::summary(std::uint32_t id) const {
   s.last_ns = v.last_ns;
   s.channels.reserve(v.channel_count);
   for (std::uint32_t n = v.first_channel; n != 0; n = impl_->channels[n - 1].next_in_conv)
-    s.channels.push_back(impl_->summarize(impl_->channels[n - 1]));
+    s.channels.push_back(impl_->summarize(impl_->channels[n - 1], parts));
   return s;
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,18 +16,59 @@
 
 namespace rdmalab::dissect::detail {
 
+/// The digits std::to_chars writes for `v` in fixed notation with
+/// `decimals` (0 to 3) digits after the point, written at `p` by integer
+/// arithmetic; nullptr where the caller must use std::to_chars.
+///
+/// std::to_chars rounds the exact binary value of `v` (ties to even) and
+/// costs several hundred instructions a call; a summary of a whole cluster
+/// makes hundreds of thousands. Here the product y = v * 10^decimals is
+/// rounded to a double once, then to an integer. Below 2^52 every half
+/// (m + 1/2) is a double, and rounding to the nearest double keeps order:
+/// y lies on the same side of each half as the exact product, or on the
+/// half itself. Unless y is a half, both round to the same integer. For a
+/// half (a tie, or a product that rounded onto one), at or above 2^52, for
+/// NaN and for anything negative (-0.0 too) the caller uses std::to_chars.
+inline char* fixed_digits(char* p, double v, int decimals) noexcept {
+  constexpr std::array<std::uint32_t, 4> kPow10{1, 10, 100, 1000};
+  constexpr double kLimit = 4503599627370496.0;  // 2^52
+  if (decimals < 0 || decimals > 3 || !(v >= 0) || std::signbit(v)) return nullptr;
+  const std::uint32_t scale = kPow10[static_cast<std::size_t>(decimals)];
+  const double y = v * scale;
+  if (!(y < kLimit)) return nullptr;
+  const double whole = std::floor(y);
+  const double frac = y - whole;  // exact below 2^52
+  if (frac == 0.5) return nullptr;
+  const auto n = static_cast<std::uint64_t>(whole) + (frac > 0.5 ? 1 : 0);
+  p = std::to_chars(p, p + 24, n / scale).ptr;
+  if (decimals == 0) return p;
+  *p++ = '.';
+  std::uint64_t f = n % scale;
+  for (int i = decimals - 1; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + f % 10);
+    f /= 10;
+  }
+  return p + decimals;
+}
+
 /// `v` with `decimals` digits after the point, then `unit`: the text fmt's
 /// "{:.Nf}" (and printf's "%.Nf") writes, both exact, ties to even. Built
-/// with std::to_chars in a buffer on the stack: fmt writing into a
-/// std::string appends a character at a time, and these helpers are called
-/// millions of times for a summary of a whole cluster.
+/// in a buffer on the stack (fixed_digits, else std::to_chars): fmt
+/// writing into a std::string appends a character at a time, and these
+/// helpers are called millions of times for a summary of a whole cluster.
 inline std::string fixed_with_unit(double v, int decimals, std::string_view unit) {
   std::array<char, 64> buf{};
   char* const limit = buf.data() + buf.size() - 16;  // room for the unit
-  const auto r = std::to_chars(buf.data(), limit, v, std::chars_format::fixed, decimals);
-  if (r.ec != std::errc{} || unit.size() > 16)  // over 48 digits: 1e48 and more
+  char* end = fixed_digits(buf.data(), v, decimals);
+  if (end == nullptr) {
+    const auto r = std::to_chars(buf.data(), limit, v, std::chars_format::fixed, decimals);
+    if (r.ec != std::errc{} || unit.size() > 16)  // over 48 digits: 1e48 and more
+      return fmt::format("{:.{}f}{}", v, decimals, unit);
+    end = r.ptr;
+  } else if (unit.size() > 16) {
     return fmt::format("{:.{}f}{}", v, decimals, unit);
-  char* end = std::copy(unit.begin(), unit.end(), r.ptr);
+  }
+  end = std::copy(unit.begin(), unit.end(), end);
   return std::string(buf.data(), end);
 }
 

@@ -13,6 +13,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -636,6 +637,32 @@ const SplitText& split_once(std::string_view text) {
   return it->second;
 }
 
+/// Copies `n` bytes to `w` and returns the end: a line's pieces are mostly a
+/// few bytes long, copied here without a call (memcpy of a size known only
+/// at run time is one), by overlapping moves of a fixed size.
+inline char* put_bytes(char* w, const char* s, std::size_t n) noexcept {
+  if (n >= 8 && n <= 16) {
+    std::uint64_t a = 0, b = 0;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(w, &a, 8);
+    std::memcpy(w + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    std::uint32_t a = 0, b = 0;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(w, &a, 4);
+    std::memcpy(w + n - 4, &b, 4);
+  } else if (n > 0 && n < 4) {
+    w[0] = s[0];
+    w[n / 2] = s[n / 2];
+    w[n - 1] = s[n - 1];
+  } else if (n > 16) {
+    std::memcpy(w, s, n);
+  }
+  return w + n;
+}
+
 /// One argument of a line as text: a number written with std::to_chars
 /// (what fmt writes for "{}"), or a string as it is.
 class LineArg {
@@ -684,12 +711,10 @@ void line(std::string& out, const i18n::Message& m, const Args&... args) {
   out.resize(at + n);
   char* w = out.data() + at;
   for (const Piece& p : split.pieces) {
-    std::memcpy(w, p.text.data(), p.text.size());
-    w += p.text.size();
+    w = put_bytes(w, p.text.data(), p.text.size());
     if (p.arg >= 0) {
       const std::string_view v = a[static_cast<std::size_t>(p.arg)].view();
-      std::memcpy(w, v.data(), v.size());
-      w += v.size();
+      w = put_bytes(w, v.data(), v.size());
     }
   }
   *w = '\n';

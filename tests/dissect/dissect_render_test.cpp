@@ -6,10 +6,14 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "format.hpp"  // dissect's own, for detail::fixed_with_unit
 #include "rdmalab/dissect/analyzer.hpp"
 #include "rdmalab/dissect/render.hpp"
 #include "rdmalab/i18n/i18n.hpp"
@@ -105,4 +109,72 @@ TEST_CASE("summary numbers: the text fmt's format strings give, ties to even") {
                   "12.000000008 s)") != std::string::npos);
   CHECK(text.find("  Requests 10.0.1.250 QP 0x0000c1 → fe80::1:2 QP ?\n") != std::string::npos);
   CHECK(summary_of(c, 5, 0).find("(2 packets, -0.000000005 s)") != std::string::npos);
+}
+
+// The durations and rates above are written by integer arithmetic where it
+// certainly gives fmt's digits (detail::fixed_digits), and by std::to_chars
+// near a half. Against fmt's "{:.Nf}" on values of every size the summary
+// writes, on values a few units in the last place from a decimal half, and
+// on exact binary halves (ties to even).
+TEST_CASE("fixed-point text: the integer path writes fmt's digits, or declines") {
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  const auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  std::size_t checked = 0;
+  const auto check = [&](double v, int decimals) {
+    const std::string want = fmt::format("{:.{}f} x", v, decimals);
+    const std::string got = detail::fixed_with_unit(v, decimals, " x");
+    if (got != want) {
+      const std::string value = fmt::format("{:a}", v);  // exactly
+      CAPTURE(value);
+      CAPTURE(decimals);
+      CHECK(got == want);
+    }
+    ++checked;
+  };
+  // Random values from 1e-4 to 1e10, every decimals the summary uses: all
+  // but the rare product that rounds onto a half take the integer path.
+  std::size_t in_range = 0, fast = 0;
+  for (int i = 0; i < 400'000; ++i) {
+    const double mantissa = static_cast<double>(next() >> 11) / 9007199254740992.0;  // [0, 1)
+    const double v = mantissa * std::pow(10.0, static_cast<int>(next() % 15) - 4);
+    const int decimals = static_cast<int>(next() % 4);
+    check(v, decimals);
+    if (v * std::pow(10.0, decimals) < 4503599627370496.0) {  // 2^52
+      ++in_range;
+      std::array<char, 64> buf{};
+      if (detail::fixed_digits(buf.data(), v, decimals) != nullptr) ++fast;
+    }
+  }
+  CHECK(in_range > 200'000);
+  CHECK(fast + in_range / 1000 >= in_range);
+  // Near a decimal half: (k + 1/2) / 10^d and its neighbours a few units
+  // in the last place away, whose product with 10^d rounds onto the half
+  // or next to it.
+  for (int i = 0; i < 100'000; ++i) {
+    const int decimals = static_cast<int>(next() % 4);
+    const double k = static_cast<double>(next() % 100'000'000);
+    double v = (k + 0.5) / std::pow(10.0, decimals);
+    for (int step = 0; step < 4; ++step) v = std::nextafter(v, 0.0);
+    for (int step = 0; step < 8; ++step) {
+      check(v, decimals);
+      v = std::nextafter(v, 1e300);
+    }
+  }
+  // Exact binary halves, ties to even; -0.0, negatives, NaN and huge
+  // values, which std::to_chars writes.
+  CHECK(detail::fixed_with_unit(0.125, 2, "") == "0.12");
+  CHECK(detail::fixed_with_unit(0.375, 2, "") == "0.38");
+  CHECK(detail::fixed_with_unit(2.5, 0, "") == "2");
+  CHECK(detail::fixed_with_unit(3.5, 0, "") == "4");
+  CHECK(detail::fixed_with_unit(9.9951, 2, "") == "10.00");
+  for (const double v :
+       {0.0, -0.0, -1.5, -0.004, 1e20, 4503599627370495.5, 4503599627370496.0,
+        std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+    for (int decimals = 0; decimals <= 3; ++decimals) check(v, decimals);
+  CHECK(checked > 1'000'000);
 }

@@ -241,12 +241,15 @@ int cmd_summary(const std::string& path, bool json, bool check_icrc,
   const std::size_t n = analyzer.conversation_count();
   const auto format =
       json ? dissect::SummaryWriter::Format::Json : dissect::SummaryWriter::Format::Text;
+  // The text does not show a channel's rate over time: not worked out.
+  const auto parts = json ? dissect::Analyzer::SummaryParts::All
+                          : dissect::Analyzer::SummaryParts::WithoutRateSeries;
   dissect::SummaryWriter writer(format, analyzer.stats(), n, out.buf);
   rdmapcap::render_in_order(
       n,
       [&](std::size_t i, std::string& text) {
         dissect::SummaryWriter::conversation(
-            format, analyzer.summary(static_cast<std::uint32_t>(i + 1)), i, text);
+            format, analyzer.summary(static_cast<std::uint32_t>(i + 1), parts), i, text);
       },
       [&out](std::string_view text) { out.write(text); });
   writer.end(analyzer.pfc());

@@ -208,10 +208,15 @@ class Analyzer {
   [[nodiscard]] std::vector<ConversationSummary> summaries() const;
   /// The conversations found so far (their ids are 1 to this number).
   [[nodiscard]] std::size_t conversation_count() const noexcept;
+  /// What a conversation's summary holds: everything, or everything but
+  /// each channel's rate over time (rate_bin_ns 0, rate_bytes empty), which
+  /// the text summary does not show and which takes a vector per channel.
+  enum class SummaryParts : std::uint8_t { All, WithoutRateSeries };
   /// The summary of one conversation (1-based id, at most
   /// conversation_count()): summaries()[id - 1], built alone, so that a
   /// caller writing them out one by one holds one at a time.
-  [[nodiscard]] ConversationSummary summary(std::uint32_t id) const;
+  [[nodiscard]] ConversationSummary summary(std::uint32_t id,
+                                            SummaryParts parts = SummaryParts::All) const;
   /// Pause frames per sender MAC and priority, in order of first frame.
   [[nodiscard]] std::vector<PfcSummary> pfc() const;
   /// The endpoints of a conversation (1-based id); nullopt when unknown.
