@@ -747,6 +747,9 @@ struct Engine {
 
   static void push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKind kind,
                          std::uint32_t a, std::uint64_t b);
+  /// Replaces the first event of the heap `q` (not empty) by a new one.
+  static void replace_top(std::vector<Event>& q, Time t, std::uint64_t s, EventKind kind,
+                          std::uint32_t a, std::uint64_t b);
   [[nodiscard]] bool idle() const noexcept { return heap.empty() && timers.empty(); }
   /// The time of the next event; not idle().
   [[nodiscard]] Time next_time() const noexcept;

@@ -153,6 +153,31 @@ void Engine::push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKin
   e.b = b;
 }
 
+// The heap's first event replaced by one at (t, s), sifted down to its
+// place, its fields stored once where it ends: one walk down the heap. A
+// link's next arrival takes the place of the one just taken from its FIFO
+// (Engine::step), where std::pop_heap (down to a leaf and back up) and then
+// push_event (up again) would take two walks and more moves.
+void Engine::replace_top(std::vector<Event>& q, Time t, std::uint64_t s, EventKind kind,
+                         std::uint32_t a, std::uint64_t b) {
+  const std::size_t n = q.size();
+  std::size_t i = 0;
+  for (;;) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && later(q[child], q[child + 1])) ++child;  // the earlier child
+    if (!Later::after(t, s, q[child].time, q[child].seq)) break;
+    q[i] = q[child];
+    i = child;
+  }
+  Event& e = q[i];
+  e.time = t;
+  e.seq = s;
+  e.kind = kind;
+  e.a = a;
+  e.b = b;
+}
+
 void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) {
   const bool timer = kind == EventKind::AckTimer || kind == EventKind::RnrTimer;
   push_event(timer ? timers : heap, t, seq++, kind, a, b);
@@ -191,16 +216,23 @@ bool Engine::step() {
   // and is unique).
   std::vector<Event>& q =
       timers.empty() || (!heap.empty() && later(timers.front(), heap.front())) ? heap : timers;
-  std::pop_heap(q.begin(), q.end(), later);
-  Event e = q.back();
-  q.pop_back();
+  Event e = q.front();
   if (e.kind == EventKind::LinkHead) {
+    // The link's oldest arrival runs; its next one, if any, takes the
+    // LinkHead's place in the heap.
     const std::uint32_t index = e.a;
     std::deque<Event>& fifo = link_list[index]->arrivals;
     e = fifo.front();
     fifo.pop_front();
-    if (!fifo.empty())
-      push_event(heap, fifo.front().time, fifo.front().seq, EventKind::LinkHead, index, 0);
+    if (fifo.empty()) {
+      std::pop_heap(q.begin(), q.end(), later);
+      q.pop_back();
+    } else {
+      replace_top(q, fifo.front().time, fifo.front().seq, EventKind::LinkHead, index, 0);
+    }
+  } else {
+    std::pop_heap(q.begin(), q.end(), later);
+    q.pop_back();
   }
   if (!cap_pending.empty()) flush_capture(e.time);
   now = std::max(now, e.time);
