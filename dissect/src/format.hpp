@@ -57,16 +57,15 @@ inline char* fixed_digits(char* p, double v, int decimals) noexcept {
 /// writing into a std::string appends a character at a time, and these
 /// helpers are called millions of times for a summary of a whole cluster.
 inline std::string fixed_with_unit(double v, int decimals, std::string_view unit) {
+  if (unit.size() > 16) return fmt::format("{:.{}f}{}", v, decimals, unit);
   std::array<char, 64> buf{};
   char* const limit = buf.data() + buf.size() - 16;  // room for the unit
   char* end = fixed_digits(buf.data(), v, decimals);
   if (end == nullptr) {
     const auto r = std::to_chars(buf.data(), limit, v, std::chars_format::fixed, decimals);
-    if (r.ec != std::errc{} || unit.size() > 16)  // over 48 digits: 1e48 and more
+    if (r.ec != std::errc{})  // over 48 digits: 1e48 and more
       return fmt::format("{:.{}f}{}", v, decimals, unit);
     end = r.ptr;
-  } else if (unit.size() > 16) {
-    return fmt::format("{:.{}f}{}", v, decimals, unit);
   }
   end = std::copy(unit.begin(), unit.end(), end);
   return std::string(buf.data(), end);

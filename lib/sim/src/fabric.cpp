@@ -129,6 +129,20 @@ const FabricConfig& Fabric::config() const noexcept {
 
 // --- Engine -----------------------------------------------------------------
 
+namespace {
+
+// An event's fields stored one by one where it ends in a heap (see below).
+void place(Event& e, Time t, std::uint64_t s, EventKind kind, std::uint32_t a,
+           std::uint64_t b) noexcept {
+  e.time = t;
+  e.seq = s;
+  e.kind = kind;
+  e.a = a;
+  e.b = b;
+}
+
+}  // namespace
+
 // std::push_heap, with the new event's fields stored once, at the place it
 // ends in. push_heap copies the event into the vector and reads it back
 // whole: the read waits until the five narrow stores that made it land,
@@ -145,12 +159,7 @@ void Engine::push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKin
     q[i] = p;
     i = parent;
   }
-  Event& e = q[i];
-  e.time = t;
-  e.seq = s;
-  e.kind = kind;
-  e.a = a;
-  e.b = b;
+  place(q[i], t, s, kind, a, b);
 }
 
 // The heap's first event replaced by one at (t, s), sifted down to its
@@ -170,12 +179,7 @@ void Engine::replace_top(std::vector<Event>& q, Time t, std::uint64_t s, EventKi
     q[i] = q[child];
     i = child;
   }
-  Event& e = q[i];
-  e.time = t;
-  e.seq = s;
-  e.kind = kind;
-  e.a = a;
-  e.b = b;
+  place(q[i], t, s, kind, a, b);
 }
 
 void Engine::schedule(Time t, EventKind kind, std::uint32_t a, std::uint64_t b) {
@@ -217,6 +221,7 @@ bool Engine::step() {
   std::vector<Event>& q =
       timers.empty() || (!heap.empty() && later(timers.front(), heap.front())) ? heap : timers;
   Event e = q.front();
+  bool replaced = false;
   if (e.kind == EventKind::LinkHead) {
     // The link's oldest arrival runs; its next one, if any, takes the
     // LinkHead's place in the heap.
@@ -224,13 +229,12 @@ bool Engine::step() {
     std::deque<Event>& fifo = link_list[index]->arrivals;
     e = fifo.front();
     fifo.pop_front();
-    if (fifo.empty()) {
-      std::pop_heap(q.begin(), q.end(), later);
-      q.pop_back();
-    } else {
+    if (!fifo.empty()) {
       replace_top(q, fifo.front().time, fifo.front().seq, EventKind::LinkHead, index, 0);
+      replaced = true;
     }
-  } else {
+  }
+  if (!replaced) {
     std::pop_heap(q.begin(), q.end(), later);
     q.pop_back();
   }
