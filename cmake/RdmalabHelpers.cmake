@@ -57,6 +57,11 @@ function(rdmalab_add_unit_test name)
                                         rdmalab_warnings rdmalab_sanitizers)
   target_compile_definitions(${name} PRIVATE
     RDMALAB_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
+  # In an optimised build the test's own sources are compiled at -O1: the code
+  # under test (the libraries, the labs) keeps -O2, and doctest's expanded
+  # checks took a quarter less compile time (six test sources: 47.0 s of CPU
+  # at -O2, 35.7 s at -O1).
+  target_compile_options(${name} PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
   # One label per test, its layer: "unit" unless LABELS names another (the
   # discovery script cannot carry a list of labels).
   set(label unit)

