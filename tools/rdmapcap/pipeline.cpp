@@ -30,6 +30,8 @@ Pipeline::Pipeline(capture::PcapReader& reader, rdmalab::wire::LinkType link, bo
     batches_.back()->bytes.resize(kBatchFrames);
     free_.push_back(batches_.back().get());
   }
+  // The heap's use from here on is the analysis's: the warmer's baseline.
+  warmer_ = HeapWarmer();
   // The mapped file's pages are given back as batches come back done
   // (done_before), not as the reader passes them.
   reader_.done_before(0);
@@ -126,8 +128,18 @@ void Pipeline::fill(Batch& b) {
   position_.store(b.end, std::memory_order_relaxed);
 }
 
+bool Pipeline::nothing_free() {
+  const std::lock_guard lock(mu_);
+  return free_.empty() && !stop_;
+}
+
 void Pipeline::read_loop() {
   for (;;) {
+    // No batch to fill: the analysing thread is the slower one, and its
+    // first touches of new memory are page faults. This thread makes some of
+    // that memory resident in the meantime (heap_warm.hpp).
+    while (warmer_.enabled() && nothing_free() && warmer_.warm()) {
+    }
     bool starved = false;  // the analysing thread had taken every filled batch
     Batch* b = take(free_, &starved);
     if (b == nullptr) return;

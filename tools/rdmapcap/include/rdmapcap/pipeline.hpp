@@ -34,6 +34,11 @@
 // the reading thread gives pages back as batches come back to it, and
 // faults pages in as it reads them.
 //
+// The analysing thread's first touches of new memory are page faults too:
+// on a capture of a whole cluster its state grows to hundreds of megabytes.
+// When the reading thread finds no batch to fill, it makes some of that
+// memory resident for it instead of waiting (HeapWarmer, heap_warm.hpp).
+//
 // Batches are large so that the threads rarely wait for each other: on a
 // machine whose cores are shared with other work, each wake-up of a waiting
 // thread can cost as much as analysing a thousand packets. (With batches of
@@ -54,6 +59,7 @@
 
 #include "rdmalab/capture/pcap_file.hpp"
 #include "rdmalab/dissect/record.hpp"
+#include "rdmapcap/heap_warm.hpp"
 
 namespace rdmapcap {
 
@@ -95,6 +101,9 @@ class Pipeline {
   };
 
   void read_loop();
+  /// Whether no batch is free for the reading thread to fill, and the
+  /// pipeline runs: the analysing thread is the slower one.
+  bool nothing_free();
   /// Reads and decodes frames into `b` until it is full or the file ends.
   void fill(Batch& b);
   /// Blocks until `from` has a batch; nullptr once the pipeline stops.
@@ -113,6 +122,9 @@ class Pipeline {
   std::deque<Batch*> free_, full_;
   bool stop_ = false;
   std::atomic<std::uint64_t> position_{0};
+  // The analysing thread's heap, warmed by the reading thread while it
+  // would wait for that thread (heap_warm.hpp). Made on the caller's thread.
+  HeapWarmer warmer_;
   // The reading side: a frame libpcap read that did not fit in the
   // previous batch's buffer.
   rdmalab::capture::Packet pending_;
