@@ -119,7 +119,6 @@ bool HeapWarmer::warm() noexcept {
   if (n < held.size()) enabled_ = false;  // out of memory: no more of this
   warmed_ += n * kBlock;
   return n > 0;
-  return true;
 #else
   return false;
 #endif

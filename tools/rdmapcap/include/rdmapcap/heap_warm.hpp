@@ -21,8 +21,8 @@
 // heap_warm.cpp.
 //
 // On the 100,000-QP benchmark capture the analysing thread's page faults
-// fell from about 48,000 to 21,000 and its run from 1.165 s to 1.02 s
-// (medians of 20 runs in turns with the build before); the 4-QP capture's
+// fell from about 48,000 to 21,000 and the run's wall time from 1.165 s to
+// 1.02 s (medians of 20 runs in turns with the build before); the 4-QP capture's
 // peak memory grew by 8 to 10 MiB, its time did not change; the 1 KiB
 // capture, where reading is the slower thread, warms nothing.
 //
@@ -44,7 +44,7 @@ class HeapWarmer {
   /// Whether warm() can do anything here (jemalloc, with its statistics).
   [[nodiscard]] bool enabled() const noexcept { return enabled_; }
 
-  /// From any thread: makes kAhead bytes resident in the arena and frees
+  /// From any thread, one at a time: makes kAhead bytes resident in the arena and frees
   /// them there, when its use has grown by kAhead / 2 since the last time
   /// (or since the warmer was made) and fewer than kAhead bytes wait. False
   /// when it did nothing.
