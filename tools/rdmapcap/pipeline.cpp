@@ -19,19 +19,22 @@ constexpr std::size_t kBatches = 3;
 
 }  // namespace
 
-Pipeline::Pipeline(capture::PcapReader& reader, rdmalab::wire::LinkType link, bool check_icrc)
-    : reader_(reader), link_(link), check_icrc_(check_icrc) {
+std::vector<std::unique_ptr<Pipeline::Batch>> Pipeline::make_batches() {
+  std::vector<std::unique_ptr<Batch>> batches;
   for (std::size_t i = 0; i < kBatches; ++i) {
-    batches_.push_back(std::make_unique<Batch>());
+    batches.push_back(std::make_unique<Batch>());
     // Room only: a record is made where it is first filled, on the reading
     // thread (three batches of records are some 9 MiB, whose first touch
     // would otherwise keep the caller waiting before the first frame).
-    batches_.back()->records.reserve(kBatchFrames);
-    batches_.back()->bytes.resize(kBatchFrames);
-    free_.push_back(batches_.back().get());
+    batches.back()->records.reserve(kBatchFrames);
+    batches.back()->bytes.resize(kBatchFrames);
   }
-  // The heap's use from here on is the analysis's: the warmer's baseline.
-  warmer_ = HeapWarmer();
+  return batches;
+}
+
+Pipeline::Pipeline(capture::PcapReader& reader, rdmalab::wire::LinkType link, bool check_icrc)
+    : reader_(reader), link_(link), check_icrc_(check_icrc), batches_(make_batches()) {
+  for (const auto& b : batches_) free_.push_back(b.get());
   // The mapped file's pages are given back as batches come back done
   // (done_before), not as the reader passes them.
   reader_.done_before(0);

@@ -100,6 +100,8 @@ class Pipeline {
     std::exception_ptr error;  // what the reader threw
   };
 
+  /// The batches, with room for their records.
+  static std::vector<std::unique_ptr<Batch>> make_batches();
   void read_loop();
   /// Whether no batch is free for the reading thread to fill, and the
   /// pipeline runs: the analysing thread is the slower one.
@@ -123,7 +125,8 @@ class Pipeline {
   bool stop_ = false;
   std::atomic<std::uint64_t> position_{0};
   // The analysing thread's heap, warmed by the reading thread while it
-  // would wait for that thread (heap_warm.hpp). Made on the caller's thread.
+  // would wait for that thread (heap_warm.hpp). Made on the caller's thread,
+  // after batches_: the heap's growth from here on is the analysis's.
   HeapWarmer warmer_;
   // The reading side: a frame libpcap read that did not fit in the
   // previous batch's buffer.
