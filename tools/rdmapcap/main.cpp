@@ -122,13 +122,12 @@ int read_capture(const std::string& path, dissect::Analyzer& analyzer, Out& out,
     }
     Progress progress;
     // Frames are read and decoded on a second thread, a batch at a time
-    // (pipeline.hpp), and analysed here, in file order: the analyser looks
-    // ahead within a batch (Analyzer::feed of a span), then each record is
-    // handed to `each`.
+    // (pipeline.hpp), and analysed here, in file order, 512 records at a
+    // time: the analyser looks ahead within them (Analyzer::feed of a
+    // span), then each is handed to `each`. 512 records (384 KiB) are still
+    // in this core's cache when `each` and the error check read them again;
+    // a whole batch of 4096 is not.
     rdmapcap::Pipeline pipeline(reader, *link, check_icrc);
-    // A batch is analysed and then handed on 512 records at a time: 512
-    // records (384 KiB) are still in this core's cache when `each`
-    // and the error check read them again; a whole batch of 4096 is not.
     constexpr std::size_t kChunk = 512;
     try {
       for (;;) {
