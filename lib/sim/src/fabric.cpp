@@ -242,11 +242,11 @@ bool Engine::step() {
   // The frame of the heap's next event, when it is an arrival, has sat in a
   // queue since it was sent, and so has its place in its link's FIFO: both
   // are asked for now, while this event runs. Two steps, as each address is
-  // read from memory itself: the heap's two events after the next (one of
-  // them runs after it, unless this event schedules an earlier one) have the
-  // lines holding their frame's address and their link's FIFO asked for; the
-  // next one, whose lines were thus usually asked for an event earlier, has
-  // its frame and FIFO entry asked for.
+  // read from memory itself: the next event's two children in the heap
+  // (slots 1 and 2; one of them runs after it, unless this event schedules
+  // an earlier one) have the lines holding their frame's address and their
+  // link's FIFO asked for; the next one, whose lines were thus usually asked
+  // for an event earlier, has its frame and FIFO entry asked for.
   // (Here, not in a function of its own: GCC takes a function whose only
   // effect is a prefetch for one without effects, and deletes its calls.)
   for (std::size_t i = 1; i < 3 && i < heap.size(); ++i) {
