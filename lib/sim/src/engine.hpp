@@ -81,18 +81,11 @@ struct Event {
   std::uint64_t seq;  // FIFO among events of the same time: determinism
   EventKind kind;
   std::uint32_t a;  // QP id, buffer index for Arrival, link index for LinkHead
-  // Generation; (device << 32 | length) for Arrival; (buffer << 32 | length)
-  // of the FIFO's oldest arrival for LinkHead (head_frame).
+  // Generation; (device << 32 | length) for Arrival; for LinkHead the buffer
+  // of the FIFO's oldest arrival, so that its frame can be asked for before
+  // the FIFO is read.
   std::uint64_t b;
 };
-
-/// A LinkHead event's `b`: the buffer and length of the arrival it stands
-/// for (an Arrival's `a` and `b`), so that the frame can be asked for before
-/// the link's FIFO is read.
-[[nodiscard]] constexpr std::uint64_t head_frame(std::uint32_t buffer,
-                                                 std::uint64_t meta) noexcept {
-  return (std::uint64_t{buffer} << 32) | (meta & 0xFFFFFFFFU);
-}
 
 /// `i` modulo `size` for i < 2 * size, without a division: ring slots are
 /// computed for every packet and every completion.

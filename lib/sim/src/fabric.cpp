@@ -206,7 +206,7 @@ void Engine::schedule_arrival(Link& ln, Time t, std::uint32_t buffer, std::uint6
   const std::uint64_t s = seq++;
   if (ln.arrivals.empty()) {
     ln.arrivals.emplace_back(t, s, EventKind::Arrival, buffer, meta);
-    push_event(heap, t, s, EventKind::LinkHead, ln.index, head_frame(buffer, meta));
+    push_event(heap, t, s, EventKind::LinkHead, ln.index, buffer);
   } else if (ln.arrivals.back().time <= t) {
     ln.arrivals.emplace_back(t, s, EventKind::Arrival, buffer, meta);
   } else {
@@ -231,7 +231,7 @@ bool Engine::step() {
     fifo.pop_front();
     if (!fifo.empty()) {
       const Event& next = fifo.front();
-      replace_top(q, next.time, next.seq, EventKind::LinkHead, index, head_frame(next.a, next.b));
+      replace_top(q, next.time, next.seq, EventKind::LinkHead, index, next.a);
       replaced = true;
     }
   }
@@ -249,30 +249,32 @@ bool Engine::step() {
   // for an event earlier, has its frame and FIFO entry asked for.
   // (Here, not in a function of its own: GCC takes a function whose only
   // effect is a prefetch for one without effects, and deletes its calls.)
+  // An arrival's buffer (a LinkHead's is its link's oldest arrival's), or -1.
+  const auto arrival_buffer = [](const Event& ev) noexcept -> std::int64_t {
+    if (ev.kind == EventKind::Arrival) return ev.a;
+    if (ev.kind == EventKind::LinkHead) return static_cast<std::int64_t>(ev.b);
+    return -1;
+  };
   for (std::size_t i = 1; i < 3 && i < heap.size(); ++i) {
     const Event& later_one = heap[i];
-    if (later_one.kind == EventKind::LinkHead) {
-      __builtin_prefetch(&buffers[later_one.b >> 32]);
+    const std::int64_t buffer = arrival_buffer(later_one);
+    if (buffer < 0) continue;
+    __builtin_prefetch(&buffers[static_cast<std::size_t>(buffer)]);
+    if (later_one.kind == EventKind::LinkHead)
       __builtin_prefetch(&link_list[later_one.a]->arrivals);
-    } else if (later_one.kind == EventKind::Arrival) {
-      __builtin_prefetch(&buffers[later_one.a]);
-    }
   }
   if (!heap.empty()) {
     const Event& next = heap.front();
-    const std::uint8_t* frame = nullptr;
-    if (next.kind == EventKind::LinkHead) {
-      frame = buffers[next.b >> 32];
-      const auto* entry =
-          reinterpret_cast<const std::uint8_t*>(&link_list[next.a]->arrivals.front());
-      __builtin_prefetch(entry);
-      __builtin_prefetch(entry + sizeof(Event));  // the entry after it, if any
-    } else if (next.kind == EventKind::Arrival) {
-      frame = buffers[next.a];
-    }
-    if (frame != nullptr) {
+    if (const std::int64_t buffer = arrival_buffer(next); buffer >= 0) {
+      const std::uint8_t* frame = buffers[static_cast<std::size_t>(buffer)];
       __builtin_prefetch(frame);
       __builtin_prefetch(frame + 64);
+      if (next.kind == EventKind::LinkHead) {
+        const auto* entry =
+            reinterpret_cast<const std::uint8_t*>(&link_list[next.a]->arrivals.front());
+        __builtin_prefetch(entry);
+        __builtin_prefetch(entry + sizeof(Event));  // the entry after it, if any
+      }
     }
   }
   if (!cap_pending.empty()) flush_capture(e.time);
