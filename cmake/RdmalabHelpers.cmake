@@ -79,24 +79,30 @@ function(rdmalab_add_lab name)
   cmake_parse_arguments(ARG "" "NAMESPACE" "SOURCES" ${ARGN})
   rdmalab_add_tool(${name} SOURCES ${ARG_SOURCES} DEPS rdmalab::lab
                    CATALOG messages.hpp rdmalab::${ARG_NAMESPACE}::catalog)
-  rdmalab_use_pch(${name})
+  rdmalab_use_pch(${name} LAB)
   # The end-to-end and docs tests run every lab registered here.
   set_property(GLOBAL APPEND PROPERTY RDMALAB_LABS ${name})
 endfunction()
 
-# rdmalab_use_pch(TARGET)
+# rdmalab_use_pch(TARGET [LAB])
 # TARGET's sources start from the precompiled CLI11, nlohmann-json and fmt
 # headers (the top-level CMakeLists.txt builds them once, as rdmalab_pch):
 # it saves parsing them, about a sixth of a lab's compile time. Only for
-# targets whose every source uses CLI11 (the labs, the rdmalab tool, lib/cli;
-# not rdmapcap, whose pipeline and report do not): the header brings CLI11's
+# targets whose every source uses CLI11 (the rdmalab tool, lib/cli; not
+# rdmapcap, whose pipeline and report do not): the header brings CLI11's
 # validator constants, whose code every file that includes it generates
 # again (five seconds at -O2), so a file that does not need CLI11 is slower
-# with it. Only targets compiled with
-# the same flags as rdmalab_pch may use it (the warnings, the sanitizers and
-# fmt's definitions). Off with -DRDMALAB_PCH=OFF.
+# with it. LAB: the labs' one, nlohmann-json and fmt without CLI11 (the labs
+# add their options through lab::Options). Only targets compiled with the
+# same flags as the precompiled header may use it (the warnings, the
+# sanitizers and fmt's definitions). Off with -DRDMALAB_PCH=OFF.
 function(rdmalab_use_pch target)
-  if(RDMALAB_PCH AND TARGET rdmalab_pch)
-    target_precompile_headers(${target} REUSE_FROM rdmalab_pch)
+  cmake_parse_arguments(ARG "LAB" "" "" ${ARGN})
+  set(pch rdmalab_pch)
+  if(ARG_LAB)
+    set(pch rdmalab_lab_pch)
+  endif()
+  if(RDMALAB_PCH AND TARGET ${pch})
+    target_precompile_headers(${target} REUSE_FROM ${pch})
   endif()
 endfunction()

@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <cstring>
 
 #include "messages.hpp"
@@ -196,16 +195,16 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(1u, 1u << 24))
+        ->check(lab::Range(1u, 1u << 24))
         ->capture_default_str();
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
-        ->check(CLI::Range(1, 1000))
+        ->check(lab::Range(1, 1000))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
     app.add_flag("--no-recv", o.no_recv, tr(M("opt.no_recv")));
-    app.add_option("--rnr-retry", o.rnr_retry, tr(M("opt.rnr_retry")))->check(CLI::Range(0, 7));
+    app.add_option("--rnr-retry", o.rnr_retry, tr(M("opt.rnr_retry")))->check(lab::Range(0, 7));
     app.add_flag("--cm", o.cm, tr(M("opt.cm")));
   };
   return lab::run(argc, argv, "lab01", "lab01-send-recv", M("desc"), o.common, options,

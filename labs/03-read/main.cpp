@@ -11,7 +11,6 @@
 // with --cm, in a SEND right after the in-band connection (as rping does).
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 
@@ -157,16 +156,16 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(1u, 1u << 22))
+        ->check(lab::Range(1u, 1u << 22))
         ->capture_default_str();
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
-        ->check(CLI::Range(1, 64))
+        ->check(lab::Range(1, 64))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
     app.add_option("--rd-atomic", o.rd_atomic, tr(M("opt.rd_atomic")))
-        ->check(CLI::Range(1, 16))
+        ->check(lab::Range(1, 16))
         ->capture_default_str();
     app.add_flag("--cm", o.cm, tr(M("opt.cm")));
   };

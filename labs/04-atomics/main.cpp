@@ -13,7 +13,6 @@
 // would take two CM connections, one per QP pair, on each side.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <set>
 
@@ -335,12 +334,12 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
-        ->check(CLI::Range(1, 10000))
+        ->check(lab::Range(1, 10000))
         ->capture_default_str();
     app.add_option("--add", o.add, tr(M("opt.add")))
-        ->check(CLI::Range(1, 1 << 20))
+        ->check(lab::Range(1, 1 << 20))
         ->capture_default_str();
   };
   return lab::run(argc, argv, "lab04", "lab04-atomics", M("desc"), o.common, options,

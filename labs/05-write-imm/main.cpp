@@ -12,7 +12,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <cstring>
 
 #include "messages.hpp"
@@ -170,9 +169,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(1u, 1u << 24))
+        ->check(lab::Range(1u, 1u << 24))
         ->capture_default_str();
     app.add_option("--imm", o.imm, tr(M("opt.imm")))->capture_default_str();
     lab::add_mtu_option(app, o.mtu);

@@ -13,7 +13,6 @@
 //     rnr_retry times (7 = forever), then IBV_WC_RNR_RETRY_EXC_ERR.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstring>
 
@@ -245,33 +244,33 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--scenario", o.scenario, tr(M("opt.scenario")))
-        ->check(CLI::IsMember({"acks", "psn", "dead", "loss", "rnr", "none"}))
+        ->check(lab::IsMember({"acks", "psn", "dead", "loss", "rnr", "none"}))
         ->capture_default_str();
     app.add_option("--timeout", o.timeout, tr(M("opt.timeout")))
-        ->check(CLI::Range(0, 31))
+        ->check(lab::Range(0, 31))
         ->capture_default_str();
     app.add_option("--retry-cnt", o.retry_cnt, tr(M("opt.retry_cnt")))
-        ->check(CLI::Range(0, 7))
+        ->check(lab::Range(0, 7))
         ->capture_default_str();
     app.add_option("--rnr-retry", o.rnr_retry, tr(M("opt.rnr_retry")))
-        ->check(CLI::Range(0, 7))
+        ->check(lab::Range(0, 7))
         ->capture_default_str();
     app.add_option("--min-rnr-timer", o.min_rnr_timer, tr(M("opt.min_rnr_timer")))
-        ->check(CLI::Range(0, 31))
+        ->check(lab::Range(0, 31))
         ->capture_default_str();
     app.add_option("--loss", o.loss, tr(M("opt.loss")))
-        ->check(CLI::Range(0.0, 0.5))
+        ->check(lab::Range(0.0, 0.5))
         ->capture_default_str();
     app.add_option("--psn", o.psn_off, tr(M("opt.psn_off")))
-        ->check(CLI::Range(0u, 1000u))
+        ->check(lab::Range(0u, 1000u))
         ->capture_default_str();
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(1u, 1u << 20))
+        ->check(lab::Range(1u, 1u << 20))
         ->capture_default_str();
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
-        ->check(CLI::Range(1, 64))
+        ->check(lab::Range(1, 64))
         ->capture_default_str();
     app.add_flag("--rxe-compat", o.rxe_compat, tr(M("opt.rxe")));
   };

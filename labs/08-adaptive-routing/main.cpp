@@ -13,7 +13,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <cstring>
 #include <set>
 #include <string>
@@ -251,18 +250,18 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--ar", o.ar, tr(M("opt.ar")))
-        ->check(CLI::IsMember({"off", "on", "both"}))
+        ->check(lab::IsMember({"off", "on", "both"}))
         ->capture_default_str();
     app.add_option("--paths", o.paths, tr(M("opt.paths")))
-        ->check(CLI::Range(1, 16))
+        ->check(lab::Range(1, 16))
         ->capture_default_str();
     app.add_option("--spread", o.spread_ns, tr(M("opt.spread")))
-        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}))
+        ->check(lab::Range(std::int64_t{0}, std::int64_t{1'000'000}))
         ->capture_default_str();
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(1u, 1u << 24))
+        ->check(lab::Range(1u, 1u << 24))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
     app.add_option("--threshold", o.threshold, tr(M("opt.threshold")))->capture_default_str();

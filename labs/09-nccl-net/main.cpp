@@ -18,7 +18,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -675,32 +674,32 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-n,--iters", o.messages, tr(M("opt.n")))
-        ->check(CLI::Range(1, 32))
+        ->check(lab::Range(1, 32))
         ->capture_default_str();
     app.add_option("-s,--size", o.sizes, tr(M("opt.size")))
         ->delimiter(',')
-        ->check(CLI::Range(0u, 1u << 20))
+        ->check(lab::Range(0u, 1u << 20))
         ->capture_default_str();
     app.add_option("--qps-per-conn", o.qps, tr(M("opt.qps")))
-        ->check(CLI::Range(1, 8))
+        ->check(lab::Range(1, 8))
         ->capture_default_str();
     app.add_flag("--ar", o.ar, tr(M("opt.ar")));
     app.add_option("--ar-threshold", o.ar_threshold, tr(M("opt.threshold")))
-        ->check(CLI::Range(0u, 1u << 30))
+        ->check(lab::Range(0u, 1u << 30))
         ->capture_default_str();
     app.add_option("--ib-timeout", o.ib_timeout, tr(M("opt.timeout")))
-        ->check(CLI::Range(0, 31))
+        ->check(lab::Range(0, 31))
         ->capture_default_str();
     app.add_option("--ib-retry-cnt", o.ib_retry_cnt, tr(M("opt.retry")))
-        ->check(CLI::Range(0, 7))
+        ->check(lab::Range(0, 7))
         ->capture_default_str();
     app.add_option("--paths", o.paths, tr(M("opt.paths")))
-        ->check(CLI::Range(1, 16))
+        ->check(lab::Range(1, 16))
         ->capture_default_str();
     app.add_option("--spread", o.spread_ns, tr(M("opt.spread")))
-        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}))
+        ->check(lab::Range(std::int64_t{0}, std::int64_t{1'000'000}))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
   };

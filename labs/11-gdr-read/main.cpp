@@ -17,7 +17,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -731,12 +730,12 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(4u, 1u << 24))
+        ->check(lab::Range(4u, 1u << 24))
         ->capture_default_str();
     app.add_option("-n,--requests", o.requests, tr(M("opt.requests")))
-        ->check(CLI::Range(1, 16))
+        ->check(lab::Range(1, 16))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
   };

@@ -15,7 +15,6 @@
 // happens when either rule is broken.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -472,18 +471,18 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(8u, 1u << 20))
+        ->check(lab::Range(8u, 1u << 20))
         ->capture_default_str();
     app.add_option("-n,--iters", o.rounds, tr(M("opt.rounds")))
-        ->check(CLI::Range(1, 16))
+        ->check(lab::Range(1, 16))
         ->capture_default_str();
     app.add_option("--signal", o.signal, tr(M("opt.signal")))
-        ->check(CLI::IsMember({"fadd", "write"}))
+        ->check(lab::IsMember({"fadd", "write"}))
         ->capture_default_str();
     app.add_option("--break", o.brk, tr(M("opt.break")))
-        ->check(CLI::IsMember({"none", "reuse", "early-read"}))
+        ->check(lab::IsMember({"none", "reuse", "early-read"}))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
   };

@@ -16,7 +16,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -598,12 +597,12 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--scenario", o.scenario, tr(M("opt.scenario")))->capture_default_str();
     app.add_option("--invalidate", o.invalidate, tr(M("opt.invalidate")))->capture_default_str();
     app.add_flag("--no-misuse", o.no_misuse, tr(M("opt.no_misuse")));
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(1u, 128u))
+        ->check(lab::Range(1u, 128u))
         ->capture_default_str();
   };
   return lab::run(argc, argv, "lab13", "lab13-mr-scope", M("desc"), o.common, options,

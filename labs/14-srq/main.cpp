@@ -15,7 +15,6 @@
 // One process plays both sides (the receiver QPs all live on one device).
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -361,17 +360,17 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--qps", o.qps, tr(M("opt.qps")))
-        ->check(CLI::Range(1, 8))
+        ->check(lab::Range(1, 8))
         ->capture_default_str();
     app.add_option("-n,--msgs", o.msgs, tr(M("opt.msgs")))
-        ->check(CLI::Range(1, 64))
+        ->check(lab::Range(1, 64))
         ->capture_default_str();
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(16u, 4096u))
+        ->check(lab::Range(16u, 4096u))
         ->capture_default_str();
-    app.add_option("--limit", o.limit, tr(M("opt.limit")))->check(CLI::Range(1, 512));
+    app.add_option("--limit", o.limit, tr(M("opt.limit")))->check(lab::Range(1, 512));
     app.add_flag("--empty-srq", o.empty_srq, tr(M("opt.empty_srq")));
     lab::add_mtu_option(app, o.mtu);
   };

@@ -13,7 +13,6 @@
 // Then the wire: UD SEND Only packets with a DETH, nothing going back.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
 
@@ -331,9 +330,9 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(1u, 4096u))
+        ->check(lab::Range(1u, 4096u))
         ->capture_default_str();
     app.add_option("--qkey", o.qkey, tr(M("opt.qkey")))->capture_default_str();
     app.add_option("--wrong-qkey", o.wrong_qkey, tr(M("opt.wrong_qkey")))->capture_default_str();

@@ -23,7 +23,6 @@
 //   - every event acknowledged before the CQs are destroyed.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -537,16 +536,16 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--depth", o.depth, tr(M("opt.depth")))->capture_default_str();
     app.add_option("--every", o.every, tr(M("opt.every")))
-        ->check(CLI::Range(1, 127))
+        ->check(lab::Range(1, 127))
         ->capture_default_str();
     app.add_option("--writes", o.writes, tr(M("opt.writes")))
-        ->check(CLI::Range(1, 127))
+        ->check(lab::Range(1, 127))
         ->capture_default_str();
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
-        ->check(CLI::Range(16u, 4096u))
+        ->check(lab::Range(16u, 4096u))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
   };

@@ -19,7 +19,6 @@
 // device it is wall time.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -585,29 +584,29 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--test", o.test, tr(M("opt.test")))
-        ->check(CLI::IsMember({"bw", "lat", "all"}))
+        ->check(lab::IsMember({"bw", "lat", "all"}))
         ->capture_default_str();
     app.add_option("--op", o.op, tr(M("opt.op")))
-        ->check(CLI::IsMember({"write", "send"}))
+        ->check(lab::IsMember({"write", "send"}))
         ->capture_default_str();
     app.add_option("-s,--size", o.sizes, tr(M("opt.size")))->delimiter(',')->capture_default_str();
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
-        ->check(CLI::Range(1u, 1000000u))
+        ->check(lab::Range(1u, 1000000u))
         ->capture_default_str();
     app.add_flag("-I,--inline", o.use_inline, tr(M("opt.inline")));
     app.add_option("-l,--post-list", o.post_list, tr(M("opt.post_list")))
-        ->check(CLI::Range(1u, 1024u))
+        ->check(lab::Range(1u, 1024u))
         ->capture_default_str();
     app.add_option("-q,--qps", o.qps, tr(M("opt.qps")))
-        ->check(CLI::Range(1u, 64u))
+        ->check(lab::Range(1u, 64u))
         ->capture_default_str();
     app.add_option("-t,--tx-depth", o.tx_depth, tr(M("opt.tx_depth")))
-        ->check(CLI::Range(1u, 4096u))
+        ->check(lab::Range(1u, 4096u))
         ->capture_default_str();
     app.add_option("-Q,--cq-mod,--signal-every", o.cq_mod, tr(M("opt.cq_mod")))
-        ->check(CLI::Range(1u, 4096u))
+        ->check(lab::Range(1u, 4096u))
         ->capture_default_str();
     lab::add_mtu_option(app, o.mtu);
   };

@@ -31,7 +31,6 @@
 // switches' and the NICs' counters, named as the real ones.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -770,22 +769,22 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--senders", o.senders, tr(M("opt.senders")))
-        ->check(CLI::Range(2u, 64u))
+        ->check(lab::Range(2u, 64u))
         ->capture_default_str();
     app.add_option("-s,--size", o.size, tr(M("opt.size")))->capture_default_str();
     app.add_option("--messages", o.messages, tr(M("opt.messages")))
-        ->check(CLI::Range(1u, 1024u))
+        ->check(lab::Range(1u, 1024u))
         ->capture_default_str();
     app.add_option("--rate", o.rate_gbps, tr(M("opt.rate")))
-        ->check(CLI::Range(1.0, 400.0))
+        ->check(lab::Range(1.0, 400.0))
         ->capture_default_str();
     app.add_option("--run", o.run, tr(M("opt.run")))
-        ->check(CLI::IsMember({"lossy", "pfc", "dcqcn", "credits", "all"}))
+        ->check(lab::IsMember({"lossy", "pfc", "dcqcn", "credits", "all"}))
         ->capture_default_str();
     app.add_option("--dcqcn", o.dcqcn, tr(M("opt.dcqcn")))
-        ->check(CLI::IsMember({"hpcc-dcqcn", "mlx5", "dcqcn-paper"}))
+        ->check(lab::IsMember({"hpcc-dcqcn", "mlx5", "dcqcn-paper"}))
         ->capture_default_str();
   };
   return lab::run(argc, argv, "lab18", "lab18-incast", M("desc"), o.common, options,

@@ -30,7 +30,6 @@
 // uses, then the counters, then the cause.
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -851,19 +850,19 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("--senders", o.senders, tr(M("opt.senders")))
-        ->check(CLI::Range(2u, 64u))
+        ->check(lab::Range(2u, 64u))
         ->capture_default_str();
     app.add_option("-s,--size", o.size, tr(M("opt.size")))->capture_default_str();
     app.add_option("--messages", o.messages, tr(M("opt.messages")))
-        ->check(CLI::Range(1u, 64u))
+        ->check(lab::Range(1u, 64u))
         ->capture_default_str();
     app.add_option("--rate", o.rate_gbps, tr(M("opt.rate")))
-        ->check(CLI::Range(1.0, 400.0))
+        ->check(lab::Range(1.0, 400.0))
         ->capture_default_str();
     app.add_option("--case", o.which, tr(M("opt.case")))
-        ->check(CLI::IsMember({"no-cnp", "cnp-ignored", "pfc-first", "pfc-storm", "one-vl", "all"}))
+        ->check(lab::IsMember({"no-cnp", "cnp-ignored", "pfc-first", "pfc-storm", "one-vl", "all"}))
         ->capture_default_str();
   };
   return lab::run(argc, argv, "lab19", "lab19-ecn-misconfig", M("desc"), o.common, options,

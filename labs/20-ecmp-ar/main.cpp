@@ -39,7 +39,6 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -1062,17 +1061,17 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](CLI::App& app) {
+  const auto options = [&](lab::Options& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))->capture_default_str();
     app.add_option("--messages", o.messages, tr(M("opt.messages")))
-        ->check(CLI::Range(1u, 64u))
+        ->check(lab::Range(1u, 64u))
         ->capture_default_str();
     app.add_option("--rate", o.rate_gbps, tr(M("opt.rate")))
-        ->check(CLI::Range(1.0, 400.0))
+        ->check(lab::Range(1.0, 400.0))
         ->capture_default_str();
-    app.add_option("--qps-per-conn", o.qps, tr(M("opt.qps")))->check(CLI::Range(1u, 16u));
+    app.add_option("--qps-per-conn", o.qps, tr(M("opt.qps")))->check(lab::Range(1u, 16u));
     app.add_option("--run", o.run, tr(M("opt.run")))
-        ->check(CLI::IsMember({"ecmp", "static", "ar", "qps", "all"}))
+        ->check(lab::IsMember({"ecmp", "static", "ar", "qps", "all"}))
         ->capture_default_str();
   };
   return lab::run(argc, argv, "lab20", "lab20-ecmp-ar", M("desc"), o.common, options,
