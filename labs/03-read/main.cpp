@@ -156,7 +156,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))
         ->check(lab::Range(1u, 1u << 22))
         ->capture_default_str();

@@ -334,7 +334,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("-n,--iters", o.iters, tr(M("opt.iters")))
         ->check(lab::Range(1, 10000))
         ->capture_default_str();

@@ -250,7 +250,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("--ar", o.ar, tr(M("opt.ar")))
         ->check(lab::IsMember({"off", "on", "both"}))
         ->capture_default_str();

@@ -674,7 +674,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("-n,--iters", o.messages, tr(M("opt.n")))
         ->check(lab::Range(1, 32))
         ->capture_default_str();

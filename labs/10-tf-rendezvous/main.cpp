@@ -749,7 +749,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("--scenario", o.scenario, tr(M("opt.scenario")))
         ->check(lab::IsMember({"unchanged", "changed", "error"}))
         ->capture_default_str();

@@ -597,7 +597,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("--scenario", o.scenario, tr(M("opt.scenario")))->capture_default_str();
     app.add_option("--invalidate", o.invalidate, tr(M("opt.invalidate")))->capture_default_str();
     app.add_flag("--no-misuse", o.no_misuse, tr(M("opt.no_misuse")));

@@ -360,7 +360,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("--qps", o.qps, tr(M("opt.qps")))
         ->check(lab::Range(1, 8))
         ->capture_default_str();

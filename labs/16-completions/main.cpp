@@ -536,7 +536,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("--depth", o.depth, tr(M("opt.depth")))->capture_default_str();
     app.add_option("--every", o.every, tr(M("opt.every")))
         ->check(lab::Range(1, 127))

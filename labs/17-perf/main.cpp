@@ -584,7 +584,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("--test", o.test, tr(M("opt.test")))
         ->check(lab::IsMember({"bw", "lat", "all"}))
         ->capture_default_str();

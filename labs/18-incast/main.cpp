@@ -769,7 +769,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("--senders", o.senders, tr(M("opt.senders")))
         ->check(lab::Range(2u, 64u))
         ->capture_default_str();

@@ -1061,7 +1061,7 @@ void run_lab(lab::Narrator& n, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  const auto options = [&](lab::Options& app) {
+  const auto options = [&](lab::CommandLine& app) {
     app.add_option("-s,--size", o.size, tr(M("opt.size")))->capture_default_str();
     app.add_option("--messages", o.messages, tr(M("opt.messages")))
         ->check(lab::Range(1u, 64u))

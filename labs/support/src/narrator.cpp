@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "rdmalab/cli/cli.hpp"
-#include "rdmalab/lab/options.hpp"
+#include "rdmalab/lab/command_line.hpp"
 
 namespace rdmalab::lab {
 namespace {
@@ -106,7 +106,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id
   peer_dev->excludes(listen)->excludes(connect);
 }
 
-void add_mtu_option(Options& app, int& mtu) {
+void add_mtu_option(CommandLine& app, int& mtu) {
   app.cli()
       .add_option("-m,--mtu", mtu, i18n::tr(M("opt.mtu")))
       ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}))

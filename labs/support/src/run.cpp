@@ -11,13 +11,13 @@ namespace rdmalab::lab {
 
 int run(int argc, char** argv, std::string_view lab_id, std::string_view program,
         const i18n::Message& desc, CommonOptions& common,
-        const std::function<void(Options&)>& add_options,
+        const std::function<void(CommandLine&)>& add_options,
         const std::function<void(Narrator&)>& body) {
   i18n::init_from_args(argc, argv);
   CLI::App app{i18n::tr(desc), std::string(program)};
   cli::localize(app);
   add_common_options(app, common, lab_id);
-  Options own(app);
+  CommandLine own(app);
   add_options(own);
   try {
     app.parse(argc, argv);

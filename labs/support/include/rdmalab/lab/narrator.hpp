@@ -25,7 +25,7 @@ class App;
 
 namespace rdmalab::lab {
 
-class Options;
+class CommandLine;
 
 /// Options every lab has, with the names users know from perftest and
 /// ibv_rc_pingpong. Each lab adds its own in its own struct.
@@ -51,7 +51,7 @@ struct CommonOptions {
 void add_common_options(CLI::App& app, CommonOptions& o, std::string_view lab_id);
 
 /// Adds -m/--mtu (256, 512, 1024, 2048 or 4096), as perftest spells it.
-void add_mtu_option(Options& app, int& mtu);
+void add_mtu_option(CommandLine& app, int& mtu);
 
 class Narrator {
  public:

@@ -6,7 +6,7 @@
 // a lab's compile time (lab 02's main.cpp: 114 KB of CLI11's code against
 // 12 KB of its own). The labs add options in a handful of ways only (a
 // value with a range or a set of allowed words, a flag, a list), so they
-// say that here, with the same names as in CLI11, and options.cpp, compiled
+// say that here, with the same names as in CLI11, and command_line.cpp, compiled
 // once, says it to CLI11: the help text, the checks and their messages are
 // CLI11's own.
 //
@@ -71,12 +71,12 @@ class Option {
 };
 
 /// A lab's CLI11 app, for its own options (lab::run makes it).
-class Options {
+class CommandLine {
  public:
-  explicit Options(CLI::App& app) noexcept : app_(&app) {}
+  explicit CommandLine(CLI::App& app) noexcept : app_(&app) {}
 
   /// An option with a value, stored in `variable` (the types the labs use
-  /// are instantiated in options.cpp).
+  /// are instantiated in command_line.cpp).
   template <class T>
   Option* add_option(const std::string& names, T& variable, const std::string& description);
   /// A flag: `variable` becomes true when it is given.
