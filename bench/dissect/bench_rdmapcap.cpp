@@ -576,6 +576,12 @@ int main(int argc, char** argv) {
   auto per_packet_cpu = [&](std::size_t f, const char* cmd) {
     return median_cpu(f, cmd) * 1e9 / static_cast<double>(files[f].written.frames);
   };
+  // The captures go unless asked to keep them, whatever the outcome.
+  const auto finish = [&] {
+    if (!keep)
+      for (const CaptureFile& f : files) std::filesystem::remove(f.path);
+    return status;
+  };
   // A command that failed has no time to compare: no targets (their ratios
   // would be of the -1 a failed run records).
   if (status != 0) {
@@ -583,9 +589,7 @@ int main(int argc, char** argv) {
                  "a command failed (marked \"(failed)\" above; rdmapcap is run as '%s', "
                  "--rdmapcap names another): no targets computed\n",
                  rdmapcap.c_str());
-    if (!keep)
-      for (const CaptureFile& f : files) std::filesystem::remove(f.path);
-    return status;
+    return finish();
   }
   // Wall time is what a user waits for; on a machine shared with other work
   // it depends on their load, so the CPU time (which does not) is given too.
@@ -618,7 +622,5 @@ int main(int argc, char** argv) {
   }
   std::printf("(%llu frames read by the read loops)\n",
               static_cast<unsigned long long>(loop_frames));
-  if (!keep)
-    for (const CaptureFile& f : files) std::filesystem::remove(f.path);
-  return status;
+  return finish();
 }
