@@ -60,6 +60,41 @@ TEST_CASE("lab01: wrong option values are usage errors (exit 2), in both languag
   }
 }
 
+TEST_CASE("the labs' option checks (lab::CommandLine) refuse a wrong value, naming it, exit 2") {
+  // One option per kind of check the labs add through lab::CommandLine,
+  // each passed to CLI11 as a check of the bound's type: CLI11 names the
+  // option and the range or the words allowed, integers as written, a
+  // double bound with std::to_string's six decimals; in a list option each
+  // value is checked.
+  struct Case {
+    std::vector<std::string> argv;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {{LAB_lab09_nccl_net, "--paths", "0"}, "--paths: Value 0 not in range 1 to 16"},  // int
+      {{LAB_lab02_write, "-s", "0"}, "--size: Value 0 not in range 1 to 16777216"},     // unsigned
+      {{LAB_lab09_nccl_net, "--spread", "-1"},
+       "--spread: Value -1 not in range 0 to 1000000"},  // int64
+      {{LAB_lab18_incast, "--rate", "0.5"},
+       "--rate: Value 0.5 not in range 1.000000 to 400.000000"},                          // double
+      {{LAB_lab17_perf, "--test", "foo"}, "--test: foo not in {bw,lat,all}"},             // words
+      {{LAB_lab09_nccl_net, "-s", "5,x"}, "--size: Value x not in range 0 to 1048576"}};  // list
+  for (const Case& c : cases) {
+    for (const char* lang : {"en", "zh"}) {
+      std::vector<std::string> argv = c.argv;
+      argv.insert(argv.begin() + 1, {"--lang", lang});
+      const auto r = run_pty(argv, "\x01never\x01", 20);
+      CAPTURE(argv[3]);
+      CAPTURE(lang);
+      CHECK(r.status == 2);
+      CHECK(r.out.find(c.says) != std::string::npos);
+      CHECK(r.out.find(std::string(lang) == "en"
+                           ? "error: an option has an invalid value"
+                           : "错误：某个选项的取值无效") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("every lab's transcript matches its golden file in English and Chinese") {
   const std::vector<std::pair<const char*, const char*>> labs = {
       {LAB_lab01_send_recv, "lab01"}, {LAB_lab02_write, "lab02"},
