@@ -105,16 +105,21 @@ struct PauseTrack {
   bool on = false;
 };
 
-/// One direction of a link with its state.
-struct Link {
-  LinkConfig cfg;
-  Rng rng;
+/// One direction of a link with its state. What every frame on the link
+/// reads or writes (when the link is free, the serialisation time, the
+/// counters, the random stream, where it leads) comes first, in one cache
+/// line; then the arrivals in flight, then the configuration, whose first
+/// line (rate, delay, loss, jitter) is read with them.
+struct alignas(64) Link {
   Time busy_until = 0;
-  /// PFC: pauses the far end sent to this link's sender, per priority, and
-  /// the QPs (ids) that wait for one to end, or (InfiniBand) for credits.
-  /// Only on a switched fabric.
-  std::array<PauseTrack, kTrafficClasses> pause{};
-  std::vector<std::uint32_t> pause_waiters;
+  /// The serialisation time of the last frame size seen, and that size.
+  std::size_t ser_bytes = 0;
+  double ser_rate = 0;
+  Time ser_ns = 0;
+  std::uint64_t offered = 0;  // packets offered so far (for DropRule::Nth)
+  Rng rng;
+  std::uint32_t to = 0;     // receiving host port (Engine::host_ports) or switch port
+  std::uint32_t index = 0;  // in Engine::link_list
   /// InfiniBand's credit-based flow control, on a link into a switch port of
   /// an IB fabric (`credited`): the 64-byte blocks the receiving port has
   /// told the sender it has room for, per VL. A packet of a VL starts only
@@ -122,20 +127,19 @@ struct Link {
   /// the sender waits for (0: it does not wait), since `credit_wait_from`;
   /// `credit_wait_ns` sums the time waited (IB's PortXmitWait).
   bool credited = false;
+  /// Arrivals scheduled in (time, seq) order: all of them on a link without
+  /// jitter, reordering or multiple paths (see Engine::schedule_arrival).
+  std::deque<Event> arrivals;
+  LinkConfig cfg;
+  /// PFC: pauses the far end sent to this link's sender, per priority, and
+  /// the QPs (ids) that wait for one to end, or (InfiniBand) for credits.
+  /// Only on a switched fabric.
+  std::array<PauseTrack, kTrafficClasses> pause{};
+  std::vector<std::uint32_t> pause_waiters;
   std::array<std::int64_t, kTrafficClasses> credits{};
   std::array<std::uint32_t, kTrafficClasses> credit_need{};
   std::array<Time, kTrafficClasses> credit_wait_from{};
   std::array<Time, kTrafficClasses> credit_wait_ns{};
-  std::uint64_t offered = 0;  // packets offered so far (for DropRule::Nth)
-  std::uint32_t to = 0;       // receiving host port (Engine::host_ports) or switch port
-  std::uint32_t index = 0;    // in Engine::link_list
-  /// Arrivals scheduled in (time, seq) order: all of them on a link without
-  /// jitter, reordering or multiple paths (see Engine::schedule_arrival).
-  std::deque<Event> arrivals;
-  /// The serialisation time of the last frame size seen, and that size.
-  std::size_t ser_bytes = 0;
-  double ser_rate = 0;
-  Time ser_ns = 0;
 };
 
 /// A send work request as the requester keeps it.
@@ -554,32 +558,40 @@ struct QueuedFrame {
 };
 
 /// One port of a switch: its egress queues and link, and the PFC state of
-/// what arrives on it.
-struct SwitchPort {
+/// what arrives on it. What every frame through the port reads (the
+/// switch, the links, which classes have frames queued, the transmit event,
+/// the pause state, whether it is captured) comes first and fills one cache
+/// line: a fabric has hundreds of ports, and a port's eight queues alone
+/// span ten lines.
+struct alignas(64) SwitchPort {
   std::uint32_t sw = 0;     // the switch (index in Engine::switches)
   std::uint32_t local = 0;  // port number on that switch
   Link* out = nullptr;      // egress: this port -> its peer
   Link* in = nullptr;       // ingress: its peer -> this port
   /// The peer: a host port (Engine::host_ports), or kSwitchNode | the peer switch's port.
   std::uint32_t peer = 0;
-  std::array<std::deque<QueuedFrame>, kTrafficClasses> q;
-  /// Bytes in the switch's buffer that arrived on this port, per priority.
-  std::array<std::uint64_t, kTrafficClasses> ingress_bytes{};
-  /// Whether this port has paused its upstream, per priority.
-  std::array<bool, kTrafficClasses> xoff{};
-  /// Counts the pause frames sent per priority: a PfcRefresh event for an
-  /// older one is stale.
-  std::array<std::uint32_t, kTrafficClasses> pfc_gen{};
-  std::array<std::int64_t, kTrafficClasses> deficit{};
+  /// Bit c set: q[c] holds a frame. Kept with q's pushes and pops, so that
+  /// finding the classes with something to send reads one byte, not the
+  /// eight queues.
+  std::uint8_t queued = 0;
   std::uint8_t dwrr_next = 0;
   bool tx_pending = false;  // a SwitchTx event is scheduled, for tx_at
   Time tx_at = 0;
   /// The SwitchTx event that counts: an earlier kick (an XON, a frame of a
   /// class that is not paused) supersedes a later one.
   std::uint64_t tx_gen = 0;
-  SwitchPortStats stats;
+  /// Whether this port has paused its upstream, per priority.
+  std::array<bool, kTrafficClasses> xoff{};
   /// A capture of this port's frames, both ways (Fabric::start_port_capture).
   std::unique_ptr<capture::PcapWriter> tap;
+  std::array<std::deque<QueuedFrame>, kTrafficClasses> q;
+  /// Bytes in the switch's buffer that arrived on this port, per priority.
+  std::array<std::uint64_t, kTrafficClasses> ingress_bytes{};
+  /// Counts the pause frames sent per priority: a PfcRefresh event for an
+  /// older one is stale.
+  std::array<std::uint32_t, kTrafficClasses> pfc_gen{};
+  std::array<std::int64_t, kTrafficClasses> deficit{};
+  SwitchPortStats stats;
 };
 
 struct SwitchImpl {

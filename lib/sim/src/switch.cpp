@@ -531,6 +531,7 @@ void Engine::switch_enqueue(std::uint32_t port, std::uint32_t buffer, std::size_
   }
   out.q[tc].push_back(
       QueuedFrame{buffer, static_cast<std::uint32_t>(length), port, ic, ect_ip, v4});
+  out.queued = static_cast<std::uint8_t>(out.queued | (1U << tc));
   qs.queue_bytes += length;
   qs.max_queue_bytes = std::max(qs.max_queue_bytes, qs.queue_bytes);
   sw.used += length;
@@ -574,7 +575,7 @@ void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
   std::uint32_t ready = 0;
   for (int tc = kTrafficClasses - 1; tc >= 0; --tc) {
     const auto c = static_cast<std::size_t>(tc);
-    if (p.q[c].empty()) continue;
+    if ((p.queued & (1U << c)) == 0) continue;
     if (ln.pause[c].until > now) {
       resume = std::min(resume, ln.pause[c].until);
       continue;
@@ -617,6 +618,7 @@ void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
   const auto c = static_cast<std::size_t>(pick);
   const QueuedFrame qf = p.q[c].front();
   p.q[c].pop_front();
+  if (p.q[c].empty()) p.queued = static_cast<std::uint8_t>(p.queued & ~(1U << c));
   SwitchQueueStats& qs = p.stats.tc[c];
   qs.queue_bytes -= qf.length;
   sw.used -= qf.length;
@@ -647,11 +649,7 @@ void Engine::switch_tx(std::uint32_t port, std::uint64_t gen) {
   // InfiniBand: the packet's blocks at its ingress port are free once its
   // last byte has left.
   if (ib) return_credits(qf.in_port, qf.prio, ib_blocks(qf.length), ln.busy_until);
-  for (const auto& q : p.q)
-    if (!q.empty()) {
-      kick_port(port, ln.busy_until);
-      break;
-    }
+  if (p.queued != 0) kick_port(port, ln.busy_until);
 }
 
 // A pause frame goes out on the port's egress link ahead of any queued
