@@ -1443,8 +1443,7 @@ struct Analyzer::Impl {
   /// 320 bytes (record.hpp orders the members so) and the line where
   /// `decoded.ib` says whether it holds a packet.
   static void prefetch_record(const PacketRecord& rec) {
-    const auto* p = reinterpret_cast<const char*>(&rec);
-    for (std::size_t off = 0; off < 320; off += 64) prefetch_line(p + off);
+    prefetch_lines(&rec, 320);
     prefetch_line(reinterpret_cast<const char*>(&rec.decoded.ib + 1) - 1);
   }
 
@@ -1488,15 +1487,16 @@ struct Analyzer::Impl {
   /// Stage 3: the channel itself.
   void ahead_channel(const Ahead& a) const {
     if (a.idx == kNoChannel) return;
-    const auto* p = reinterpret_cast<const char*>(&channels[a.idx]);
-    for (std::size_t off = 0; off < sizeof(Channel); off += 64) prefetch_line(p + off);
+    prefetch_lines(&channels[a.idx], sizeof(Channel));
   }
 
   /// Stage 4: what the channel points to.
   void ahead_state(const Ahead& a) const {
     if (a.idx == kNoChannel) return;
     const Channel& c = channels[a.idx];
-    if (c.conv != 0) prefetch_line(&convs[c.conv - 1]);
+    // The whole conversation: feed() writes its packet count and times,
+    // which lie past its first line.
+    if (c.conv != 0) prefetch_lines(&convs[c.conv - 1], sizeof(Conversation));
     c.out.prefetch();
     c.sent.prefetch();
     c.recent.prefetch();

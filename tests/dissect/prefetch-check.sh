@@ -12,8 +12,8 @@
 #     a record's first lines (one loop) and its packet line       2
 #     the half-channel table's slot (FlatMap::prefetch)            1
 #     the channel's first line, then its lines (one loop)          2
-#     the conversation, the rate series, the RTT samples and the
-#     congestion state                                             4
+#     the conversation (its lines, one loop), the rate series,
+#     the RTT samples and the congestion state                     4
 #     three rings (Ring::prefetch: the oldest element and the
 #     next slot)                                                   6
 #   finish(): the unacknowledged requests' ring, ahead             2
