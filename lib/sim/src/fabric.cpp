@@ -21,8 +21,12 @@ namespace {
 // inline it: they are the innermost loop of the simulator.
 struct Later {
   /// Whether an event at (t1, s1) runs after one at (t2, s2).
+  /// Computed without a branch: a heap's sift compares events whose order
+  /// the processor cannot guess, and each wrong guess costs more than the
+  /// comparison.
   static bool after(Time t1, std::uint64_t s1, Time t2, std::uint64_t s2) noexcept {
-    return t1 != t2 ? t1 > t2 : s1 > s2;
+    return static_cast<bool>(static_cast<unsigned>(t1 > t2) |
+                             (static_cast<unsigned>(t1 == t2) & static_cast<unsigned>(s1 > s2)));
   }
   bool operator()(const Event& x, const Event& y) const noexcept {
     return after(x.time, x.seq, y.time, y.seq);
@@ -174,7 +178,8 @@ void Engine::replace_top(std::vector<Event>& q, Time t, std::uint64_t s, EventKi
   for (;;) {
     std::size_t child = 2 * i + 1;
     if (child >= n) break;
-    if (child + 1 < n && later(q[child], q[child + 1])) ++child;  // the earlier child
+    // The earlier child.
+    if (child + 1 < n) child += static_cast<std::size_t>(later(q[child], q[child + 1]));
     if (!Later::after(t, s, q[child].time, q[child].seq)) break;
     q[i] = q[child];
     i = child;
@@ -236,8 +241,12 @@ bool Engine::step() {
     }
   }
   if (!replaced) {
-    std::pop_heap(q.begin(), q.end(), later);
+    // The heap's last event takes the first one's place and sinks to its
+    // own (replace_top, whose choice between two children does not branch;
+    // std::pop_heap's does).
+    const Event last = q.back();
     q.pop_back();
+    if (!q.empty()) replace_top(q, last.time, last.seq, last.kind, last.a, last.b);
   }
   // The frame of the heap's next event, when it is an arrival, has sat in a
   // queue since it was sent, and so has its place in its link's FIFO: both
