@@ -120,12 +120,8 @@ struct alignas(64) Link {
   Rng rng;
   std::uint32_t to = 0;     // receiving host port (Engine::host_ports) or switch port
   std::uint32_t index = 0;  // in Engine::link_list
-  /// InfiniBand's credit-based flow control, on a link into a switch port of
-  /// an IB fabric (`credited`): the 64-byte blocks the receiving port has
-  /// told the sender it has room for, per VL. A packet of a VL starts only
-  /// with credits for all its blocks, which it takes. `credit_need` is what
-  /// the sender waits for (0: it does not wait), since `credit_wait_from`;
-  /// `credit_wait_ns` sums the time waited (IB's PortXmitWait).
+  /// InfiniBand's credit-based flow control governs this link (`credits`
+  /// below).
   bool credited = false;
   /// Arrivals scheduled in (time, seq) order: all of them on a link without
   /// jitter, reordering or multiple paths (see Engine::schedule_arrival).
@@ -136,6 +132,12 @@ struct alignas(64) Link {
   /// Only on a switched fabric.
   std::array<PauseTrack, kTrafficClasses> pause{};
   std::vector<std::uint32_t> pause_waiters;
+  /// InfiniBand's credit-based flow control, on a link into a switch port of
+  /// an IB fabric (`credited`): the 64-byte blocks the receiving port has
+  /// told the sender it has room for, per VL. A packet of a VL starts only
+  /// with credits for all its blocks, which it takes. `credit_need` is what
+  /// the sender waits for (0: it does not wait), since `credit_wait_from`;
+  /// `credit_wait_ns` sums the time waited (IB's PortXmitWait).
   std::array<std::int64_t, kTrafficClasses> credits{};
   std::array<std::uint32_t, kTrafficClasses> credit_need{};
   std::array<Time, kTrafficClasses> credit_wait_from{};
