@@ -167,10 +167,11 @@ void Engine::push_event(std::vector<Event>& q, Time t, std::uint64_t s, EventKin
 }
 
 // The heap's first event replaced by one at (t, s), sifted down to its
-// place, its fields stored once where it ends: one walk down the heap. A
-// link's next arrival takes the place of the one just taken from its FIFO
-// (Engine::step), where std::pop_heap (down to a leaf and back up) and then
-// push_event (up again) would take two walks and more moves.
+// place, its fields stored once where it ends: one walk down the heap.
+// Engine::step uses it both ways it takes the first event: a link's next
+// arrival takes the place of the one just taken from its FIFO (where a pop
+// and then push_event would take two walks and more moves), and otherwise
+// the heap's last event takes it (a pop).
 void Engine::replace_top(std::vector<Event>& q, Time t, std::uint64_t s, EventKind kind,
                          std::uint32_t a, std::uint64_t b) {
   const std::size_t n = q.size();
