@@ -66,26 +66,29 @@ def main():
     if a.runs < 1:
         p.error("--runs must be at least 1")
     args = a.args[1:] if a.args[:1] == ["--"] else a.args
-    times = {a.old: [], a.new: []}
+    # By position, not by path: a build compared with itself (the noise
+    # alone) keeps two lists of times.
+    builds = (a.old, a.new)
+    times = ([], [])
     for i in range(a.runs):
         if a.side_by_side:
             if a.read_first:
                 read_through(a.read_first)
-            running = [start([b] + args, (i + k) % 2) for k, b in enumerate((a.old, a.new))]
-            for b, (proc, t0) in zip((a.old, a.new), running):
-                times[b].append(finish(proc, t0))
+            running = [start([b] + args, (i + k) % 2) for k, b in enumerate(builds)]
+            for k, (proc, t0) in enumerate(running):
+                times[k].append(finish(proc, t0))
         else:
-            for b in (a.old, a.new) if i % 2 == 0 else (a.new, a.old):
+            for k in (0, 1) if i % 2 == 0 else (1, 0):
                 if a.read_first:
                     read_through(a.read_first)
-                times[b].append(finish(*start([b] + args, None)))
+                times[k].append(finish(*start([builds[k]] + args, None)))
     which = 1 if a.side_by_side else 0  # CPU time side by side, wall time in turns
-    for b in (a.old, a.new):
-        walls = [w for w, _ in times[b]]
-        cpus = [c for _, c in times[b]]
+    for b, t in zip(builds, times):
+        walls = [w for w, _ in t]
+        cpus = [c for _, c in t]
         print(f"{b}: wall median {statistics.median(walls):.3f} s (fastest {min(walls):.3f}), "
               f"CPU median {statistics.median(cpus):.3f} s (fastest {min(cpus):.3f})")
-    ratios = [n[which] / o[which] for o, n in zip(times[a.old], times[a.new])]
+    ratios = [n[which] / o[which] for o, n in zip(*times)]
     print(f"new / old, {'CPU' if a.side_by_side else 'wall'} time: median ratio "
           f"{statistics.median(ratios):.3f}, new faster in {sum(r < 1 for r in ratios)} of {a.runs} pairs")
 
