@@ -20,6 +20,30 @@ if(RDMALAB_SANITIZE)
   target_link_options(rdmalab_sanitizers INTERFACE -fsanitize=address,undefined)
 endif()
 
+# The sanitizer runtimes a program built without them (tshark) must preload
+# to load a plugin built with them, joined with ':' into `out` (empty unless
+# RDMALAB_SANITIZE): GCC's libasan and libubsan, or clang's ASan runtime,
+# which carries UBSan's handlers too. Only for such a program: one built by
+# clang with the sanitizers has the runtime linked in, and a second one
+# preloaded would clash with it.
+function(rdmalab_sanitizer_preload out)
+  set(paths "")
+  if(RDMALAB_SANITIZE)
+    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      set(names libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
+    else()
+      set(names libasan.so libubsan.so)
+    endif()
+    foreach(name IN LISTS names)
+      execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${name}
+                      OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE)
+      list(APPEND paths ${path})
+    endforeach()
+  endif()
+  list(JOIN paths ":" paths)
+  set(${out} "${paths}" PARENT_SCOPE)
+endfunction()
+
 # Link with LLVM's lld when the compiler can (RDMALAB_LLD, on by default): it
 # linked the sanitizer build's largest test in 0.73 s where GNU ld took 1.97 s,
 # and a build links about a hundred programs. Off, or without lld, GNU ld links.

@@ -318,7 +318,7 @@ Scenario run_per_endpoint(lab::Narrator& n, lab::Environment& env, const Options
   fill(c, 0, o.size, 0x20);
   const ibv_wc own =
       write(n, c, *c.data, tr(M("data")), 0, o.size, s.va(kHalf), s.mr_data->rkey(), 201);
-  nlohmann::json writes = {lab::wc_json("data", own)};
+  nlohmann::json writes = nlohmann::json::array({lab::wc_json("data", own)});
   n.check("per_ep.distinct", tr(M("check.per_ep.distinct")), s.mr->rkey() != s.mr_data->rkey());
   n.check("per_ep.own", tr(M("check.per_ep.own")),
           own.status == IBV_WC_SUCCESS && landed(c, 0, s, kHalf, o.size));

@@ -332,8 +332,11 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
                     quote(fs::path(RDMAPCAP).parent_path().string() + ":" +
                           fs::path(RDMALAB_TOOL).parent_path().string()) +
                     ":\"$PATH\" WIRESHARK_PLUGIN_DIR=" + quote(RDMALAB_WIRESHARK_PLUGINS);
+  // tshark's alone: rdmapcap and the labs carry their own (clang links the
+  // runtime into them, and a second one preloaded would clash with it).
+  std::string tshark_env;
   if (std::string(RDMALAB_TSHARK_PRELOAD).size() > 0)
-    env += " LD_PRELOAD=" + quote(RDMALAB_TSHARK_PRELOAD) + " ASAN_OPTIONS=detect_leaks=0";
+    tshark_env = " LD_PRELOAD=" + quote(RDMALAB_TSHARK_PRELOAD) + " ASAN_OPTIONS=detect_leaks=0";
   // A fresh HOME: no personal plugins or preferences. tshark ignores
   // WIRESHARK_PLUGIN_DIR when it runs as root; in a user namespace it does not.
   const fs::path home = fs::temp_directory_path() /
@@ -376,6 +379,7 @@ TEST_CASE("the concept chapters' commands that need no RDMA device run, and show
     }
     // Bounded: a command that hangs fails here instead of stalling the suite.
     std::string shell = env;
+    if (tool == "tshark") shell += tshark_env;
     shell += " timeout 120 ";
     shell += line;
     std::vector<std::string> argv{"/bin/sh", "-c", shell};

@@ -55,8 +55,10 @@ TEST_CASE("lab11 -n 3 -s 65536 -m 4096: three tensor keys, each READ 16 packets"
 
 TEST_CASE(
     "lab11 against lab10: its lab 10 run measures what lab10 measures; GDR spares the owner") {
-  for (const auto& [size, n] :
+  for (const auto& c :
        std::vector<std::pair<std::string, std::string>>{{"4096", "1"}, {"65536", "3"}}) {
+    const std::string& size = c.first;
+    const std::string& n = c.second;
     CAPTURE(size);
     const auto gdr = run_lab_json(LAB_lab11_gdr_read, "lab11_cmp", {"-s", size, "-n", n});
     const auto verbs = run_lab_json(LAB_lab10_tf_rendezvous, "lab10_cmp",

@@ -169,8 +169,11 @@ TEST_CASE("lab05: the immediate arrives with IBV_WC_RECV_RDMA_WITH_IMM") {
 }
 
 TEST_CASE("lab06: the segment count follows the MTU") {
-  for (const auto& [mtu, size, packets] : std::vector<std::tuple<int, int, int>>{
+  for (const auto& c : std::vector<std::tuple<int, int, int>>{
            {1024, 3072, 3}, {256, 3072, 12}, {4096, 3072, 1}, {1024, 1, 1}, {512, 1025, 3}}) {
+    const auto [mtu_, size_, packets] = c;
+    // Copies: a structured binding is not captured by CAPTURE's lambda before clang 16.
+    const int mtu = mtu_, size = size_;
     CAPTURE(mtu);
     CAPTURE(size);
     const auto j = run_lab_json(LAB_lab06_mtu, "lab06",
@@ -261,7 +264,9 @@ TEST_CASE("lab08: reordering costs go-back-N without adaptive routing, nothing w
   // With one spine, or spines of equal delay, there is nothing to reorder:
   // spraying alone keeps the order (no uplink has a queue), and both modes
   // deliver in order.
-  for (const auto& [option, value] : {std::pair{"--paths", "1"}, std::pair{"--spread", "0"}}) {
+  for (const auto& c : {std::pair{"--paths", "1"}, std::pair{"--spread", "0"}}) {
+    const char* const option = c.first;
+    const char* const value = c.second;
     CAPTURE(option);
     const auto one = run_lab_json(LAB_lab08_adaptive_routing, "lab08_one", {option, value});
     CHECK(one.at("ok") == true);

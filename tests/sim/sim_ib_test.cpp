@@ -1330,7 +1330,9 @@ TEST_CASE("the verbs backend on an InfiniBand simulation: the port, its LIDs and
   o.fabric.link_layer = wire::LinkLayer::Infiniband;
   auto backend = verbs::make_sim_backend(o);
   // sim0 and sim1 joined in that order: LIDs 1 and 2, the SM on sim0.
-  for (const auto& [name, lid] : {std::pair{"sim0", 1}, std::pair{"sim1", 2}}) {
+  for (const auto& sim : {std::pair{"sim0", 1}, std::pair{"sim1", 2}}) {
+    const char* const name = sim.first;
+    const int lid = sim.second;
     CAPTURE(name);
     const auto ctx = backend->open(name);
     CHECK(ctx->info().transport == "simulated InfiniBand");

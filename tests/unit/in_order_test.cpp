@@ -45,8 +45,9 @@ std::string expected(std::size_t from, std::size_t to) {
 TEST_CASE("render_in_order writes every item once, in order, a block at a time") {
   // n items in blocks of `block`: ceil(n / block) writes, the last one
   // holding n mod block items (or a whole block).
-  for (const auto& [n, block] : std::vector<std::pair<std::size_t, std::size_t>>{
+  for (const auto& c : std::vector<std::pair<std::size_t, std::size_t>>{
            {0, 4}, {1, 4}, {4, 4}, {5, 4}, {9, 4}, {1000, 7}, {1000, 256}, {3, 0}}) {
+    const std::size_t n = c.first, block = c.second;
     CAPTURE(n);
     CAPTURE(block);
     const Written w = run(n, block);

@@ -133,9 +133,10 @@ TEST_CASE("Linux cooked (SLL, SLL2) and raw IP link types") {
   sll2[0] = 0x08;
   sll2.insert(sll2.end(), ip.begin(), ip.end());
 
-  for (auto [bytes, link] :
-       {std::pair{ip, LinkType::RawIp}, std::pair{ip, LinkType::Ipv4},
-        std::pair{sll, LinkType::LinuxSll}, std::pair{sll2, LinkType::LinuxSll2}}) {
+  for (const auto& c : {std::pair{ip, LinkType::RawIp}, std::pair{ip, LinkType::Ipv4},
+                        std::pair{sll, LinkType::LinuxSll}, std::pair{sll2, LinkType::LinuxSll2}}) {
+    const std::vector<std::uint8_t>& bytes = c.first;
+    const LinkType link = c.second;
     CAPTURE(int(link));
     const Frame f = decode_frame(bytes, link);
     REQUIRE_FALSE(f.error.has_value());

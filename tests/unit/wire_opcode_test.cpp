@@ -59,7 +59,9 @@ const std::map<std::string, std::size_t> kSizes = {
 TEST_CASE(
     "every RC, UD and CNP opcode (FLUSH and ATOMIC WRITE included) has the IBTA header sequence, "
     "sizes and payload flag") {
-  for (const auto& [value, e] : kIbta) {
+  for (const auto& entry : kIbta) {
+    const auto value = entry.first;
+    const auto& e = entry.second;
     CAPTURE(value);
     const OpcodeInfo* info = find_opcode(static_cast<std::uint8_t>(value));
     REQUIRE(info != nullptr);

@@ -60,15 +60,16 @@ class HeapWarmer {
   /// The arena's dirty and active pages, from its statistics.
   bool pages(std::size_t& dirty, std::size_t& active) noexcept;
 
-  unsigned arena_ = 0;
+  // Used only in a build that links jemalloc (maybe_unused elsewhere).
+  [[maybe_unused]] unsigned arena_ = 0;
   // The names "stats.arenas.<arena_>.pdirty" and ".pactive", looked up once.
-  std::array<std::size_t, 8> dirty_mib_{};
-  std::size_t dirty_mib_len_ = 0;
-  std::array<std::size_t, 8> active_mib_{};
-  std::size_t active_mib_len_ = 0;
-  std::size_t active_at_warm_ = 0;  // pages in use when warm() last warmed
+  [[maybe_unused]] std::array<std::size_t, 8> dirty_mib_{};
+  [[maybe_unused]] std::size_t dirty_mib_len_ = 0;
+  [[maybe_unused]] std::array<std::size_t, 8> active_mib_{};
+  [[maybe_unused]] std::size_t active_mib_len_ = 0;
+  [[maybe_unused]] std::size_t active_at_warm_ = 0;  // pages in use when warm() last warmed
   bool enabled_ = false;
-  std::size_t page_ = 4096;
+  [[maybe_unused]] std::size_t page_ = 4096;
   std::size_t warmed_ = 0;
 };
 
