@@ -31,7 +31,9 @@
 // a read from disk.
 // It prints per capture and command the median wall time with the fastest and
 // slowest run, packets per second, time per packet, CPU time and peak RSS,
-// then the ratios the issue sets targets for.
+// then the ratios the issue sets targets for, as ratios of the medians and,
+// for the two that compare commands, also as the median of each run's ratio
+// (the two commands a few seconds apart, on one moment of the machine).
 //
 //   bench_rdmapcap [--packets N] [--payload BYTES] [--qps N] [--dir DIR]
 //                  [--runs N] [--rdmapcap PATH] [--baseline PATH]
@@ -576,6 +578,26 @@ int main(int argc, char** argv) {
   auto per_packet_cpu = [&](std::size_t f, const char* cmd) {
     return median_cpu(f, cmd) * 1e9 / static_cast<double>(files[f].written.frames);
   };
+  // The same ratios taken run by run: within a run the two commands ran a
+  // few seconds apart, so each run's ratio sees one moment of a machine
+  // shared with other work, where a ratio of two medians can pair a quiet
+  // minute with a busy one. The median of the runs' ratios, wall (CPU).
+  auto paired = [&](std::size_t fa, const char* a, std::size_t fb, const char* b) {
+    const auto ia = files[fa].runs.find(a);
+    const auto ib = files[fb].runs.find(b);
+    std::vector<double> wall, cpu;
+    if (ia == files[fa].runs.end() || ib == files[fb].runs.end()) return std::pair{-1.0, -1.0};
+    const double scale = static_cast<double>(files[fb].written.frames) /
+                         static_cast<double>(files[fa].written.frames);
+    for (std::size_t r = 0; r < std::min(ia->second.all.size(), ib->second.all.size()); ++r) {
+      wall.push_back(ia->second.all[r].seconds / ib->second.all[r].seconds * scale);
+      cpu.push_back(ia->second.all[r].cpu_seconds / ib->second.all[r].cpu_seconds * scale);
+    }
+    if (wall.empty()) return std::pair{-1.0, -1.0};
+    std::sort(wall.begin(), wall.end());
+    std::sort(cpu.begin(), cpu.end());
+    return std::pair{wall[wall.size() / 2], cpu[cpu.size() / 2]};
+  };
   // The captures go unless asked to keep them, whatever the outcome.
   const auto finish = [&] {
     if (!keep)
@@ -599,9 +621,12 @@ int main(int argc, char** argv) {
       median(0, kNew) / median(0, kLoop), median_cpu(0, kNew) / median_cpu(0, kLoop));
   std::printf("  1 QP pair: rdmapcap / mapped read loop      %.2fx (%.2fx) the time\n",
               median(0, kNew) / median(0, kMapped), median_cpu(0, kNew) / median_cpu(0, kMapped));
-  if (tshark)
+  if (tshark) {
     std::printf("  1 QP pair: tshark / rdmapcap                %.1fx (%.1fx) (target >= 100x)\n",
                 median(0, kTshark) / median(0, kNew), median_cpu(0, kTshark) / median_cpu(0, kNew));
+    const auto [wall, cpu] = paired(0, kTshark, 0, kNew);
+    std::printf("    paired by run (the median of the runs' ratios): %.1fx (%.1fx)\n", wall, cpu);
+  }
   std::printf("  1 QP pair: rdmapcap peak RSS                %.1f MiB (target < 64 MiB)\n",
               static_cast<double>(files[0].runs[kNew].median().max_rss_kib) / 1024);
   std::printf("  %s: %.3g (%.3g) packets/s (target >= 1e6)\n", files[1].name.c_str(),
@@ -612,6 +637,10 @@ int main(int argc, char** argv) {
       files[1].name.c_str(), files[2].name.c_str(), per_packet(1, kNew), per_packet(2, kNew),
       per_packet(1, kNew) / per_packet(2, kNew), per_packet_cpu(1, kNew), per_packet_cpu(2, kNew),
       per_packet_cpu(1, kNew) / per_packet_cpu(2, kNew));
+  {
+    const auto [wall, cpu] = paired(1, kNew, 2, kNew);
+    std::printf("    paired by run (the median of the runs' ratios): %.2fx (%.2fx)\n", wall, cpu);
+  }
   if (!baseline.empty()) {
     std::printf("\nbaseline / rdmapcap, time per packet (CPU time in brackets):\n");
     for (std::size_t f = 0; f < files.size(); ++f)
