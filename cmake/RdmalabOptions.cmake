@@ -17,6 +17,9 @@ add_library(rdmalab_sanitizers INTERFACE)
 if(RDMALAB_SANITIZE)
   target_compile_options(rdmalab_sanitizers INTERFACE
     -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  # For code that behaves differently under AddressSanitizer, whichever
+  # compiler built it (GCC and clang tell it each their own way).
+  target_compile_definitions(rdmalab_sanitizers INTERFACE RDMALAB_ASAN=1)
   target_link_options(rdmalab_sanitizers INTERFACE -fsanitize=address,undefined)
 endif()
 

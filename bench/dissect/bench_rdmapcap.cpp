@@ -585,8 +585,8 @@ int main(int argc, char** argv) {
   auto paired = [&](std::size_t fa, const char* a, std::size_t fb, const char* b) {
     const auto ia = files[fa].runs.find(a);
     const auto ib = files[fb].runs.find(b);
-    std::vector<double> wall, cpu;
     if (ia == files[fa].runs.end() || ib == files[fb].runs.end()) return std::pair{-1.0, -1.0};
+    std::vector<double> wall, cpu;
     const double scale = static_cast<double>(files[fb].written.frames) /
                          static_cast<double>(files[fa].written.frames);
     for (std::size_t r = 0; r < std::min(ia->second.all.size(), ib->second.all.size()); ++r) {

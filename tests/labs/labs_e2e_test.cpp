@@ -6,6 +6,8 @@
 // output with: scripts/regen-golden.sh
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "lab_test.hpp"
 
 using namespace rdmalab_lab_test;
@@ -171,9 +173,7 @@ TEST_CASE("lab05: the immediate arrives with IBV_WC_RECV_RDMA_WITH_IMM") {
 TEST_CASE("lab06: the segment count follows the MTU") {
   for (const auto& c : std::vector<std::tuple<int, int, int>>{
            {1024, 3072, 3}, {256, 3072, 12}, {4096, 3072, 1}, {1024, 1, 1}, {512, 1025, 3}}) {
-    const auto [mtu_, size_, packets] = c;
-    // Copies: a structured binding is not captured by CAPTURE's lambda before clang 16.
-    const int mtu = mtu_, size = size_;
+    const int mtu = std::get<0>(c), size = std::get<1>(c), packets = std::get<2>(c);
     CAPTURE(mtu);
     CAPTURE(size);
     const auto j = run_lab_json(LAB_lab06_mtu, "lab06",

@@ -27,20 +27,6 @@
 using namespace rdmalab;
 
 namespace {
-
-// Whether AddressSanitizer instruments this build (GCC says so with a
-// macro, clang with __has_feature).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
 std::string temp_path(const char* name) {
   return (std::filesystem::temp_directory_path() / name).string();
 }
@@ -322,10 +308,11 @@ TEST_CASE("map_ahead maps a mapped file's pages from another thread, so reading 
   // A kernel before 5.14 cannot map ahead (map_ahead says so).
   if (mapped) {
     CHECK(resident_ahead >= whole_pages);
-    if (kAddressSanitizer)
-      (void)faults_ahead;  // the shadow's faults, not the file's
-    else
-      CHECK(faults_ahead == 0);
+#if defined(RDMALAB_ASAN)
+    (void)faults_ahead;  // the shadow's faults, not the file's
+#else
+    CHECK(faults_ahead == 0);
+#endif
   }
   std::filesystem::remove(path);
 

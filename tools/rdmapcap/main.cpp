@@ -217,14 +217,8 @@ int cmd_decode(const std::string& path, bool json, bool all, bool payload,
 // freed on its own (a tenth of a second for 100,000 conversations), which
 // the system reclaims at exit at once. A sanitizer build frees them, so that
 // its leak check still accounts for every block.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(RDMALAB_ASAN)
 constexpr bool kFreeAtExit = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kFreeAtExit = true;
-#else
-constexpr bool kFreeAtExit = false;
-#endif
 #else
 constexpr bool kFreeAtExit = false;
 #endif
